@@ -146,7 +146,9 @@ std::vector<double> JsonObject::number_array(const std::string& key) {
   return out;
 }
 
-const nlohmann::json& JsonObject::raw(const std::string& key) { return require(key); }
+const nlohmann::json& JsonObject::raw(const std::string& key) {
+  return require(key);
+}
 
 void JsonObject::finish() const {
   for (auto it = value_.begin(); it != value_.end(); ++it) {

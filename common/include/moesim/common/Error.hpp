@@ -18,7 +18,9 @@ class Error : public std::runtime_error {
 class ConfigError : public Error {
  public:
   ConfigError(std::string file, std::string json_pointer, const std::string& message)
-      : Error(format(file, json_pointer, message)), file_(std::move(file)), pointer_(std::move(json_pointer)) {}
+      : Error(format(file, json_pointer, message)),
+        file_(std::move(file)),
+        pointer_(std::move(json_pointer)) {}
   const std::string& file() const { return file_; }
   const std::string& json_pointer() const { return pointer_; }
 

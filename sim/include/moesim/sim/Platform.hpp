@@ -1,0 +1,102 @@
+#pragma once
+/**
+ * @file The machine the engine runs a Program on: GPUs, the links between them, how collectives
+ * perform alone, and how concurrent kernels interfere. Plain data plus routing; it knows nothing
+ * of models or of any profile file format.
+ *
+ *   node 0                                   node 1
+ *   GPU0 ─egress─┐                ┌─ingress─ GPU8
+ *   GPU1 ─egress─┤ NVSwitch  NIC0 ═══ NIC0   ├─ ...        (switch fabric: one egress and one
+ *   ...          │ or xGMI mesh  (gpus_per_nic GPUs share one NIC)   ingress port per GPU;
+ *   GPU7 ─egress─┘                                          mesh: one link per GPU pair)
+ */
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "moesim/sim/Types.hpp"
+
+namespace moesim::sim {
+
+/** @brief What one GPU offers to the kernels that run on it. */
+struct GpuResources {
+  int sm_count = 132;                       ///< SMs (CUs on AMD)
+  int comm_sms = 16;                        ///< SMs one SM-driven collective kernel holds while it runs
+  double compute_slowdown_with_comm = 1.0;  ///< compute kernels run this much slower while comm kernels run
+  double comm_slowdown_with_compute = 1.0;  ///< collective bandwidth divides by this while compute runs
+};
+
+/** @brief Intra-node interconnect shape. */
+enum class FabricType { SWITCH, MESH };
+
+/** @brief Topology and link capacities (bytes/s, per direction). */
+struct Topology {
+  int nodes = 1;
+  int gpus_per_node = 8;
+  FabricType fabric = FabricType::SWITCH;
+  double gpu_port_Bps = 450e9;  ///< SWITCH: each GPU's egress (and ingress) bandwidth into the switch
+  double mesh_link_Bps = 64e9;  ///< MESH: one GPU-pair link, per direction
+  int gpus_per_nic = 1;         ///< GPUs that share one NIC
+  double nic_Bps = 50e9;        ///< one NIC, per direction
+  int world_size() const { return nodes * gpus_per_node; }
+  int node_of(int rank) const { return rank / gpus_per_node; }
+};
+
+/** @brief Alone-on-the-machine performance of one collective call, from measured tables. */
+struct CollectiveCost {
+  double bus_Bps = 0;          ///< nccl-tests bus bandwidth at this size, latency excluded
+  double step_latency_ns = 0;  ///< per algorithm step
+};
+
+/** @brief What the engine asks about a collective before it starts it. */
+struct CollectiveQuery {
+  CollectiveKind kind;
+  int group_size;
+  bool spans_nodes;
+  double bytes;  ///< per-rank buffer size, nccl-tests convention
+  Transport transport;
+};
+
+/** @brief Looks up CollectiveCost; supplied by whoever builds the Platform from a profile. */
+using CollectiveCostFn = std::function<CollectiveCost(const CollectiveQuery&)>;
+
+/** @brief A directed link with a capacity. */
+struct Link {
+  std::string name;
+  double capacity_Bps = 0;
+  /** Ranks whose outgoing traffic crosses this link; in symmetric runs its capacity is divided by this. */
+  int source_sharers = 1;
+};
+
+/** @brief The links a flow crosses, split by side so symmetric runs can keep only the source side. */
+struct Route {
+  std::vector<int> source_side;
+  std::vector<int> destination_side;
+};
+
+/** @brief The whole machine. Build with make_platform(). */
+struct Platform {
+  Topology topology;
+  GpuResources gpu;
+  CollectiveCostFn collective_cost;
+  std::vector<Link> links;
+  /** @brief Links from rank src to rank dst (src != dst). */
+  Route route(int src, int dst) const;
+
+  // Indices into links, filled by make_platform().
+  std::vector<int> egress_port;   ///< SWITCH: per rank
+  std::vector<int> ingress_port;  ///< SWITCH: per rank
+  std::vector<int> nic_out;       ///< per NIC (node-major)
+  std::vector<int> nic_in;
+  int mesh_link(int src, int dst) const;
+  int nic_of(int rank) const;
+
+ private:
+  friend Platform make_platform(const Topology&, const GpuResources&, CollectiveCostFn);
+  std::vector<int> mesh_links_;  ///< node-local [src_local * gpus_per_node + dst_local] for node n offset
+};
+
+/** @brief Creates the links of `topology` and validates every capacity (> 0). */
+Platform make_platform(const Topology& topology, const GpuResources& gpu, CollectiveCostFn collective_cost);
+
+}  // namespace moesim::sim

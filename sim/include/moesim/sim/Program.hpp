@@ -1,0 +1,115 @@
+#pragma once
+/**
+ * @file A Program is what the engine runs: per-rank ops on in-order streams, issued by each rank's
+ * host thread, with cross-stream dependencies (event record/wait) and synchronous collectives.
+ *
+ * An op runs when three things hold (SimGrid's "dependencies solved" and "assigned"):
+ *   1. its host thread has launched it (launches are issued in program order, each costing host time);
+ *   2. the op before it on the same stream has finished (streams are in-order queues);
+ *   3. every op in `deps` has finished.
+ */
+#include <string>
+#include <vector>
+
+#include "moesim/sim/Types.hpp"
+
+namespace moesim::sim {
+
+/** @brief What an op is. */
+enum class OpKind {
+  KERNEL,      ///< a GPU kernel that shares the GPU's SMs and HBM with concurrent kernels
+  COLLECTIVE,  ///< one member's part of a synchronous collective
+  HOST,        ///< host-thread work; blocks the host until its deps finish (e.g. a device→host sync)
+};
+
+/**
+ * @brief Resource demands of a kernel, measured alone on an idle GPU.
+ * Alone it takes fixed_ns + max(compute_ns, memory_ns) (a roofline). Under sharing, compute_ns
+ * stretches with lost SMs and the comm slowdown; memory_ns stretches with the HBM share it gets.
+ */
+struct KernelWork {
+  double compute_ns = 0;   ///< time if compute-bound, with sm_fraction of the GPU
+  double memory_ns = 0;    ///< time if HBM-bound, with all of the HBM bandwidth
+  double fixed_ns = 0;     ///< start-up/tail that no resource speeds up
+  double sm_fraction = 1;  ///< share of the GPU's SMs this kernel can fill alone (small grids < 1)
+};
+
+/** @brief A collective call: its group and the bytes it moves. Members are added separately. */
+struct CollectiveSpec {
+  std::string name;
+  CollectiveKind kind = CollectiveKind::ALL_TO_ALL;
+  std::vector<int> group;                       ///< global ranks, in ring order
+  std::vector<std::vector<double>> pair_bytes;  ///< ALL_TO_ALL: [i][j] bytes group[i] → group[j]
+  double bytes = 0;                             ///< other kinds: per-rank buffer (nccl-tests size)
+  Transport transport = Transport::SM_KERNEL;
+};
+
+/** @brief One op of one rank. */
+struct Op {
+  OpKind kind = OpKind::KERNEL;
+  int rank = 0;
+  int stream = 0;  ///< index into the rank's streams; ignored for HOST ops
+  std::string name;
+  std::string category;  ///< free text used for breakdowns ("attention", "dispatch", ...)
+  KernelWork work;
+  int collective = -1;     ///< COLLECTIVE: index into Program::collectives()
+  double host_ns = 0;      ///< KERNEL/COLLECTIVE: launch cost on the host; HOST: its duration
+  std::vector<OpId> deps;  ///< must finish before this op starts
+  bool is_comm() const { return kind == OpKind::COLLECTIVE; }
+};
+
+/**
+ * @brief Ops of the simulated ranks plus collectives.
+ *
+ * A full program simulates every rank of the world. A symmetric program simulates rank 0 only and
+ * stands for a world where every rank does the same: members of a collective that are not
+ * simulated arrive when rank 0's member does, and traffic is modeled from rank 0's side.
+ */
+class Program {
+ public:
+  /** @brief `world_size` ranks; `symmetric` = simulate rank 0 as the representative of all. */
+  Program(int world_size, bool symmetric);
+
+  int world_size() const { return world_size_; }
+  bool is_symmetric() const { return symmetric_; }
+  /** @brief Ranks that have ops (all ranks, or {0} when symmetric). */
+  const std::vector<int>& simulated_ranks() const { return simulated_ranks_; }
+  bool is_simulated(int rank) const;
+
+  /** @brief Declares the streams of a simulated rank (e.g. {"compute", "comm"}); returns nothing. */
+  void set_streams(int rank, std::vector<std::string> names);
+  const std::vector<std::string>& streams(int rank) const;
+
+  OpId add_kernel(int rank, int stream, std::string name, std::string category, const KernelWork& work,
+                  double launch_ns, std::vector<OpId> deps = {});
+  int add_collective(CollectiveSpec spec);
+  OpId add_collective_member(int collective, int rank, int stream, std::string category, double launch_ns,
+                             std::vector<OpId> deps = {});
+  OpId add_host_op(int rank, std::string name, std::string category, double host_ns,
+                   std::vector<OpId> deps = {});
+  /** @brief Adds a dependency after the fact (e.g. to wire a later layer to an earlier handle). */
+  void add_dependency(OpId op, OpId must_finish_first);
+
+  const std::vector<Op>& ops() const { return ops_; }
+  const Op& op(OpId id) const { return ops_.at(static_cast<std::size_t>(id)); }
+  const std::vector<CollectiveSpec>& collectives() const { return collectives_; }
+  /** @brief Member ops of collective `c`, one per simulated member rank. */
+  const std::vector<OpId>& members(int c) const { return members_.at(static_cast<std::size_t>(c)); }
+
+  /** @brief Throws ScheduleError for malformed input (bad rank/stream/dep, incomplete collective). */
+  void validate() const;
+
+ private:
+  OpId push(Op op);
+  void check_rank(int rank) const;
+
+  int world_size_;
+  bool symmetric_;
+  std::vector<int> simulated_ranks_;
+  std::vector<std::vector<std::string>> streams_;  ///< per world rank (empty when not simulated)
+  std::vector<Op> ops_;
+  std::vector<CollectiveSpec> collectives_;
+  std::vector<std::vector<OpId>> members_;
+};
+
+}  // namespace moesim::sim

@@ -1,0 +1,399 @@
+#include "moesim/sim/Engine.hpp"
+
+#include <algorithm>
+
+#include "Simulation.hpp"
+#include "moesim/common/Check.hpp"
+#include "moesim/common/Error.hpp"
+
+namespace moesim::sim::detail {
+
+Simulation::Simulation(const Platform& platform, const Program& program)
+    : platform_(platform), program_(program), ops_(program.ops()) {
+  program.validate();
+  if (program.world_size() > platform.topology.world_size()) {
+    throw ScheduleError("program needs " + std::to_string(program.world_size()) +
+                        " GPUs but the platform has " + std::to_string(platform.topology.world_size()));
+  }
+  const std::size_t n = ops_.size();
+  timing_.resize(n);
+  deps_left_.assign(n, 0);
+  deps_time_.assign(n, 0);
+  deps_last_.assign(n, NO_OP);
+  stream_prev_.assign(n, NO_OP);
+  stream_next_.assign(n, NO_OP);
+  host_prev_.assign(n, NO_OP);
+  dependents_.resize(n);
+  kernels_.resize(n);
+  hosts_.resize(static_cast<std::size_t>(program.world_size()));
+  gpus_.resize(static_cast<std::size_t>(program.world_size()));
+  std::vector<std::vector<OpId>> last_on_stream(static_cast<std::size_t>(program.world_size()));
+  for (OpId id = 0; id < static_cast<OpId>(n); ++id) {
+    const Op& op = ops_[static_cast<std::size_t>(id)];
+    auto& host = hosts_[static_cast<std::size_t>(op.rank)];
+    if (!host.queue.empty()) host_prev_[static_cast<std::size_t>(id)] = host.queue.back();
+    host.queue.push_back(id);
+    for (OpId d : op.deps) dependents_[static_cast<std::size_t>(d)].push_back(id);
+    deps_left_[static_cast<std::size_t>(id)] = static_cast<int>(op.deps.size());
+    if (op.kind == OpKind::HOST) continue;
+    auto& last = last_on_stream[static_cast<std::size_t>(op.rank)];
+    if (last.size() <= static_cast<std::size_t>(op.stream))
+      last.resize(static_cast<std::size_t>(op.stream) + 1, NO_OP);
+    OpId prev = last[static_cast<std::size_t>(op.stream)];
+    if (prev != NO_OP) {
+      stream_prev_[static_cast<std::size_t>(id)] = prev;
+      stream_next_[static_cast<std::size_t>(prev)] = id;
+    }
+    last[static_cast<std::size_t>(op.stream)] = id;
+  }
+  for (const auto& spec : program.collectives()) {
+    CollectiveState st;
+    st.outstanding.assign(spec.group.size(), 0);
+    st.member_at.assign(spec.group.size(), NO_OP);
+    collectives_.push_back(std::move(st));
+  }
+  for (std::size_t c = 0; c < collectives_.size(); ++c) {
+    const auto& spec = program.collectives()[c];
+    for (OpId m : program.members(static_cast<int>(c))) {
+      int rank = ops_[static_cast<std::size_t>(m)].rank;
+      auto idx = std::find(spec.group.begin(), spec.group.end(), rank) - spec.group.begin();
+      collectives_[c].member_at[static_cast<std::size_t>(idx)] = m;
+      ++collectives_[c].expected;
+    }
+  }
+}
+
+void Simulation::schedule(TimeNs at, EventType type, int target, std::uint64_t version) {
+  events_.push(Event{at, event_class(type), seq_++, type, target, version});
+}
+
+RunResult Simulation::run() {
+  for (int r : program_.simulated_ranks()) advance_host(r);
+  while (!events_.empty()) {
+    now_ = events_.top().time;
+    while (!events_.empty() && events_.top().time == now_) {
+      Event e = events_.top();
+      events_.pop();
+      handle(e);
+    }
+    for (int r : program_.simulated_ranks()) {
+      if (gpus_[static_cast<std::size_t>(r)].dirty) recompute_gpu(r);
+    }
+    if (network_dirty_) recompute_network();
+  }
+  check_all_ran();
+  RunResult result;
+  for (const auto& t : timing_) result.makespan_ns = std::max(result.makespan_ns, t.end);
+  result.ops = std::move(timing_);
+  result.events = processed_;
+  return result;
+}
+
+void Simulation::handle(const Event& e) {
+  switch (e.type) {
+    case EventType::HOST_DONE:
+      ++processed_;
+      host_done(e.target);
+      break;
+    case EventType::KERNEL_FIXED_DONE:
+      ++processed_;
+      begin_fluid(e.target);
+      break;
+    case EventType::KERNEL_DONE: {
+      auto& k = kernels_[static_cast<std::size_t>(e.target)];
+      if (k.done || k.version != e.version) return;  // superseded by a rate change
+      ++processed_;
+      k.done = true;
+      auto& gpu = gpus_[static_cast<std::size_t>(ops_[static_cast<std::size_t>(e.target)].rank)];
+      std::erase(gpu.fluid_kernels, e.target);
+      gpu.dirty = true;
+      --gpu.compute_running;
+      network_dirty_ = network_dirty_ || !active_flows_.empty();
+      finish_op(e.target);
+      break;
+    }
+    case EventType::LATENCY_DONE:
+      ++processed_;
+      begin_flows(e.target);
+      break;
+    case EventType::FLOW_DONE: {
+      auto& f = flows_[static_cast<std::size_t>(e.target)];
+      if (f.done || f.version != e.version) return;
+      ++processed_;
+      finish_flow(e.target);
+      break;
+    }
+  }
+}
+
+void Simulation::advance_host(int rank) {
+  auto& host = hosts_[static_cast<std::size_t>(rank)];
+  if (host.busy || host.next >= host.queue.size()) return;
+  OpId id = host.queue[host.next];
+  const Op& op = ops_[static_cast<std::size_t>(id)];
+  auto& t = timing_[static_cast<std::size_t>(id)];
+  if (op.kind == OpKind::HOST) {
+    if (deps_left_[static_cast<std::size_t>(id)] > 0) {
+      host.blocked = true;  // a host sync: the thread waits for the GPU
+      return;
+    }
+    host.blocked = false;
+    t.start = now_;
+    bool waited =
+        deps_time_[static_cast<std::size_t>(id)] >= now_ && deps_last_[static_cast<std::size_t>(id)] != NO_OP;
+    t.binding = waited ? Binding::DEPENDENCY : Binding::LAUNCH;
+    t.binding_op =
+        waited ? deps_last_[static_cast<std::size_t>(id)] : host_prev_[static_cast<std::size_t>(id)];
+  }
+  t.launch_begin = now_;
+  host.busy = true;
+  schedule(now_ + ceil_ns(op.host_ns), EventType::HOST_DONE, rank);
+}
+
+void Simulation::host_done(int rank) {
+  auto& host = hosts_[static_cast<std::size_t>(rank)];
+  OpId id = host.queue[host.next++];
+  host.busy = false;
+  timing_[static_cast<std::size_t>(id)].launched = now_;
+  if (ops_[static_cast<std::size_t>(id)].kind == OpKind::HOST) {
+    finish_op(id);
+  } else {
+    try_start(id);
+  }
+  advance_host(rank);
+}
+
+void Simulation::try_start(OpId id) {
+  auto& t = timing_[static_cast<std::size_t>(id)];
+  const Op& op = ops_[static_cast<std::size_t>(id)];
+  if (op.kind == OpKind::HOST || t.start >= 0 || t.launched < 0 ||
+      deps_left_[static_cast<std::size_t>(id)] > 0)
+    return;
+  OpId prev = stream_prev_[static_cast<std::size_t>(id)];
+  if (prev != NO_OP && timing_[static_cast<std::size_t>(prev)].end < 0) return;
+  // The condition met last is what held the op back; ties credit data dependencies, then the stream.
+  t.binding = Binding::LAUNCH;
+  t.binding_op = host_prev_[static_cast<std::size_t>(id)];
+  TimeNs latest = t.launched;
+  if (prev != NO_OP && timing_[static_cast<std::size_t>(prev)].end >= latest) {
+    latest = timing_[static_cast<std::size_t>(prev)].end;
+    t.binding = Binding::STREAM;
+    t.binding_op = prev;
+  }
+  if (deps_last_[static_cast<std::size_t>(id)] != NO_OP &&
+      deps_time_[static_cast<std::size_t>(id)] >= latest) {
+    t.binding = Binding::DEPENDENCY;
+    t.binding_op = deps_last_[static_cast<std::size_t>(id)];
+  }
+  t.start = now_;
+  if (op.kind == OpKind::KERNEL) {
+    start_kernel(id);
+  } else {
+    arrive(id);
+  }
+}
+
+void Simulation::start_kernel(OpId id) {
+  const Op& op = ops_[static_cast<std::size_t>(id)];
+  auto& gpu = gpus_[static_cast<std::size_t>(op.rank)];
+  ++gpu.compute_running;
+  network_dirty_ = network_dirty_ || !active_flows_.empty();
+  if (op.work.fixed_ns > 0) {
+    schedule(now_ + ceil_ns(op.work.fixed_ns), EventType::KERNEL_FIXED_DONE, id);
+  } else {
+    begin_fluid(id);
+  }
+}
+
+void Simulation::begin_fluid(OpId id) {
+  const Op& op = ops_[static_cast<std::size_t>(id)];
+  auto& k = kernels_[static_cast<std::size_t>(id)];
+  auto& gpu = gpus_[static_cast<std::size_t>(op.rank)];
+  if (op.work.compute_ns <= 0 && op.work.memory_ns <= 0) {
+    k.done = true;
+    --gpu.compute_running;
+    network_dirty_ = network_dirty_ || !active_flows_.empty();
+    finish_op(id);
+    return;
+  }
+  k.remaining = 1.0;
+  k.last = now_;
+  gpu.fluid_kernels.insert(std::upper_bound(gpu.fluid_kernels.begin(), gpu.fluid_kernels.end(), id), id);
+  gpu.dirty = true;
+}
+
+void Simulation::arrive(OpId id) {
+  const Op& op = ops_[static_cast<std::size_t>(id)];
+  const auto& spec = program_.collectives()[static_cast<std::size_t>(op.collective)];
+  auto& st = collectives_[static_cast<std::size_t>(op.collective)];
+  if (spec.transport == Transport::SM_KERNEL) {
+    ++gpus_[static_cast<std::size_t>(op.rank)].comm_kernels;
+    gpus_[static_cast<std::size_t>(op.rank)].dirty = true;
+  }
+  if (++st.arrived < st.expected) return;
+  // Last member in: the collective's data phase begins for everyone (the straggler effect).
+  const int n = static_cast<int>(spec.group.size());
+  double bytes = spec.bytes;
+  if (spec.kind == CollectiveKind::ALL_TO_ALL) {
+    double total = 0;
+    for (const auto& row : spec.pair_bytes) {
+      for (double b : row) total += b;
+    }
+    bytes = total / n;
+  }
+  bool spans =
+      platform_.topology.node_of(spec.group.front()) != platform_.topology.node_of(spec.group.back());
+  for (int r : spec.group)
+    spans = spans || platform_.topology.node_of(r) != platform_.topology.node_of(spec.group.front());
+  st.cost = platform_.collective_cost(CollectiveQuery{spec.kind, n, spans, bytes, spec.transport});
+  MOE_CHECK(st.cost.bus_Bps > 0 || n == 1) << "collective '" << spec.name << "' got no bandwidth";
+  int steps = 1;
+  if (spec.kind == CollectiveKind::ALL_REDUCE) steps = 2 * (n - 1);
+  if (spec.kind == CollectiveKind::ALL_GATHER || spec.kind == CollectiveKind::REDUCE_SCATTER) steps = n - 1;
+  if (n == 1) steps = 0;
+  for (OpId m : st.member_at) {
+    if (m != NO_OP) timing_[static_cast<std::size_t>(m)].data_start = now_;
+  }
+  schedule(now_ + ceil_ns(steps * st.cost.step_latency_ns), EventType::LATENCY_DONE, op.collective);
+}
+
+void Simulation::begin_flows(int c) {
+  const auto& spec = program_.collectives()[static_cast<std::size_t>(c)];
+  auto& st = collectives_[static_cast<std::size_t>(c)];
+  const int n = static_cast<int>(spec.group.size());
+  auto add_flow = [&](Flow f, double bytes) {
+    if (bytes <= 0) return;
+    f.collective = c;
+    f.remaining = bytes;
+    f.last = now_;
+    for (int idx : f.members) {
+      if (st.member_at[static_cast<std::size_t>(idx)] != NO_OP)
+        ++st.outstanding[static_cast<std::size_t>(idx)];
+    }
+    active_flows_.push_back(static_cast<int>(flows_.size()));
+    flows_.push_back(std::move(f));
+  };
+  if (n > 1 && spec.kind == CollectiveKind::ALL_TO_ALL) {
+    for (int i = 0; i < n; ++i) {
+      int src = spec.group[static_cast<std::size_t>(i)];
+      if (!program_.is_simulated(src)) continue;  // symmetric runs model traffic from rank 0's side
+      for (int j = 0; j < n; ++j) {
+        int dst = spec.group[static_cast<std::size_t>(j)];
+        if (src == dst) continue;
+        Flow f;
+        f.members = {i, j};
+        f.ports = {i, n + j};
+        Route route = platform_.route(src, dst);
+        f.links = route.source_side;
+        if (!program_.is_symmetric()) {
+          f.links.insert(f.links.end(), route.destination_side.begin(), route.destination_side.end());
+        }
+        add_flow(std::move(f), spec.pair_bytes[static_cast<std::size_t>(i)][static_cast<std::size_t>(j)]);
+      }
+    }
+  } else if (n > 1) {
+    // Ring algorithms: every hop carries nccl-tests' bus bytes, all hops in lockstep.
+    double factor = spec.kind == CollectiveKind::ALL_REDUCE ? 2.0 * (n - 1) / n : 1.0 * (n - 1) / n;
+    Flow f;
+    f.whole_ring = true;
+    for (int i = 0; i < n; ++i) {
+      f.members.push_back(i);
+      f.ports.push_back(i);
+      f.ports.push_back(n + i);
+      Route route = platform_.route(spec.group[static_cast<std::size_t>(i)],
+                                    spec.group[static_cast<std::size_t>((i + 1) % n)]);
+      f.links.insert(f.links.end(), route.source_side.begin(), route.source_side.end());
+      f.links.insert(f.links.end(), route.destination_side.begin(), route.destination_side.end());
+    }
+    add_flow(std::move(f), factor * spec.bytes);
+  }
+  st.flowing = true;
+  flowing_collectives_.push_back(c);
+  network_dirty_ = true;
+  for (int i = 0; i < n; ++i) {
+    OpId m = st.member_at[static_cast<std::size_t>(i)];
+    if (m != NO_OP && st.outstanding[static_cast<std::size_t>(i)] == 0) finish_member(m);
+  }
+}
+
+void Simulation::finish_flow(int f) {
+  auto& flow = flows_[static_cast<std::size_t>(f)];
+  flow.done = true;
+  flow.remaining = 0;
+  std::erase(active_flows_, f);
+  network_dirty_ = true;
+  auto& st = collectives_[static_cast<std::size_t>(flow.collective)];
+  for (int idx : flow.members) {
+    OpId m = st.member_at[static_cast<std::size_t>(idx)];
+    if (m == NO_OP) continue;
+    if (--st.outstanding[static_cast<std::size_t>(idx)] == 0) finish_member(m);
+  }
+}
+
+void Simulation::finish_member(OpId id) {
+  const Op& op = ops_[static_cast<std::size_t>(id)];
+  const auto& spec = program_.collectives()[static_cast<std::size_t>(op.collective)];
+  if (spec.transport == Transport::SM_KERNEL) {
+    --gpus_[static_cast<std::size_t>(op.rank)].comm_kernels;
+    gpus_[static_cast<std::size_t>(op.rank)].dirty = true;
+  }
+  auto& st = collectives_[static_cast<std::size_t>(op.collective)];
+  bool all_done = std::all_of(st.outstanding.begin(), st.outstanding.end(), [](int o) { return o == 0; });
+  if (all_done && st.flowing) {
+    st.flowing = false;
+    std::erase(flowing_collectives_, op.collective);
+  }
+  finish_op(id);
+}
+
+void Simulation::finish_op(OpId id) {
+  auto& t = timing_[static_cast<std::size_t>(id)];
+  t.end = now_;
+  for (OpId d : dependents_[static_cast<std::size_t>(id)]) {
+    auto di = static_cast<std::size_t>(d);
+    --deps_left_[di];
+    if (deps_last_[di] == NO_OP || now_ >= deps_time_[di]) {
+      deps_time_[di] = now_;
+      deps_last_[di] = id;
+    }
+    if (ops_[di].kind == OpKind::HOST) {
+      auto& host = hosts_[static_cast<std::size_t>(ops_[di].rank)];
+      if (host.blocked && host.queue[host.next] == d) advance_host(ops_[di].rank);
+    } else {
+      try_start(d);
+    }
+  }
+  OpId next = stream_next_[static_cast<std::size_t>(id)];
+  if (next != NO_OP) try_start(next);
+}
+
+void Simulation::set_rate(Fluid& fluid, double rate, EventType type, int target) {
+  fluid.remaining = std::max(0.0, fluid.remaining - fluid.rate * static_cast<double>(now_ - fluid.last));
+  fluid.last = now_;
+  fluid.rate = rate;
+  ++fluid.version;
+  if (rate > 0) schedule(now_ + ceil_ns(fluid.remaining / rate), type, target, fluid.version);
+}
+
+void Simulation::check_all_ran() const {
+  for (std::size_t i = 0; i < timing_.size(); ++i) {
+    if (timing_[i].end >= 0) continue;
+    const Op& op = ops_[i];
+    std::string why = deps_left_[i] > 0         ? "waits on a dependency that never finished"
+                      : timing_[i].launched < 0 ? "was never launched by its host thread"
+                      : timing_[i].start < 0    ? "waits behind its stream"
+                                                : "waits for collective peers";
+    throw InternalError("op " + std::to_string(i) + " '" + op.name + "' on rank " + std::to_string(op.rank) +
+                        " never finished: it " + why +
+                        " (a dependency cycle or a collective some member never joins)");
+  }
+}
+
+}  // namespace moesim::sim::detail
+
+namespace moesim::sim {
+RunResult run(const Platform& platform, const Program& program) {
+  detail::Simulation simulation(platform, program);
+  return simulation.run();
+}
+}  // namespace moesim::sim

@@ -1,0 +1,145 @@
+#include "moesim/sim/Program.hpp"
+
+#include <algorithm>
+
+#include "moesim/common/Error.hpp"
+
+namespace moesim::sim {
+
+Program::Program(int world_size, bool symmetric) : world_size_(world_size), symmetric_(symmetric) {
+  if (world_size < 1) throw ScheduleError("program: world size must be >= 1");
+  streams_.resize(static_cast<std::size_t>(world_size));
+  if (symmetric) {
+    simulated_ranks_ = {0};
+  } else {
+    for (int r = 0; r < world_size; ++r) simulated_ranks_.push_back(r);
+  }
+}
+
+bool Program::is_simulated(int rank) const {
+  return rank == 0 || (!symmetric_ && rank >= 0 && rank < world_size_);
+}
+
+void Program::check_rank(int rank) const {
+  if (!is_simulated(rank)) {
+    throw ScheduleError("program: rank " + std::to_string(rank) + " is not simulated (world " +
+                        std::to_string(world_size_) + (symmetric_ ? ", symmetric)" : ")"));
+  }
+}
+
+void Program::set_streams(int rank, std::vector<std::string> names) {
+  check_rank(rank);
+  streams_[static_cast<std::size_t>(rank)] = std::move(names);
+}
+
+const std::vector<std::string>& Program::streams(int rank) const {
+  return streams_.at(static_cast<std::size_t>(rank));
+}
+
+OpId Program::push(Op op) {
+  check_rank(op.rank);
+  if (op.kind != OpKind::HOST &&
+      (op.stream < 0 || op.stream >= static_cast<int>(streams_[static_cast<std::size_t>(op.rank)].size()))) {
+    throw ScheduleError("program: op '" + op.name + "' uses undeclared stream " + std::to_string(op.stream));
+  }
+  const auto id = static_cast<OpId>(ops_.size());
+  for (OpId d : op.deps) {
+    if (d < 0 || d >= id) throw ScheduleError("program: op '" + op.name + "' depends on an op not yet added");
+  }
+  ops_.push_back(std::move(op));
+  return id;
+}
+
+OpId Program::add_kernel(int rank, int stream, std::string name, std::string category, const KernelWork& work,
+                         double launch_ns, std::vector<OpId> deps) {
+  if (work.compute_ns < 0 || work.memory_ns < 0 || work.fixed_ns < 0 || !(work.sm_fraction > 0) ||
+      work.sm_fraction > 1) {
+    throw ScheduleError("program: kernel '" + name + "' has negative work or sm_fraction outside (0, 1]");
+  }
+  Op op;
+  op.kind = OpKind::KERNEL;
+  op.rank = rank;
+  op.stream = stream;
+  op.name = std::move(name);
+  op.category = std::move(category);
+  op.work = work;
+  op.host_ns = launch_ns;
+  op.deps = std::move(deps);
+  return push(std::move(op));
+}
+
+int Program::add_collective(CollectiveSpec spec) {
+  const auto n = spec.group.size();
+  if (n == 0) throw ScheduleError("program: collective '" + spec.name + "' has an empty group");
+  for (int r : spec.group) {
+    if (r < 0 || r >= world_size_)
+      throw ScheduleError("program: collective '" + spec.name + "' names a bad rank");
+  }
+  if (spec.kind == CollectiveKind::ALL_TO_ALL) {
+    bool square =
+        spec.pair_bytes.size() == n && std::all_of(spec.pair_bytes.begin(), spec.pair_bytes.end(),
+                                                   [n](const auto& row) { return row.size() == n; });
+    if (!square) throw ScheduleError("program: all-to-all '" + spec.name + "' needs an n x n byte matrix");
+  } else if (spec.bytes < 0) {
+    throw ScheduleError("program: collective '" + spec.name + "' has negative bytes");
+  }
+  collectives_.push_back(std::move(spec));
+  members_.emplace_back();
+  return static_cast<int>(collectives_.size()) - 1;
+}
+
+OpId Program::add_collective_member(int collective, int rank, int stream, std::string category,
+                                    double launch_ns, std::vector<OpId> deps) {
+  const auto& spec = collectives_.at(static_cast<std::size_t>(collective));
+  if (std::find(spec.group.begin(), spec.group.end(), rank) == spec.group.end()) {
+    throw ScheduleError("program: rank " + std::to_string(rank) + " is not in collective '" + spec.name +
+                        "'");
+  }
+  Op op;
+  op.kind = OpKind::COLLECTIVE;
+  op.rank = rank;
+  op.stream = stream;
+  op.name = spec.name;
+  op.category = std::move(category);
+  op.collective = collective;
+  op.host_ns = launch_ns;
+  op.deps = std::move(deps);
+  OpId id = push(std::move(op));
+  members_[static_cast<std::size_t>(collective)].push_back(id);
+  return id;
+}
+
+OpId Program::add_host_op(int rank, std::string name, std::string category, double host_ns,
+                          std::vector<OpId> deps) {
+  Op op;
+  op.kind = OpKind::HOST;
+  op.rank = rank;
+  op.name = std::move(name);
+  op.category = std::move(category);
+  op.host_ns = host_ns;
+  op.deps = std::move(deps);
+  return push(std::move(op));
+}
+
+void Program::add_dependency(OpId op, OpId must_finish_first) {
+  if (op < 0 || op >= static_cast<OpId>(ops_.size()) || must_finish_first < 0 ||
+      must_finish_first >= static_cast<OpId>(ops_.size()) || op == must_finish_first) {
+    throw ScheduleError("program: bad dependency");
+  }
+  ops_[static_cast<std::size_t>(op)].deps.push_back(must_finish_first);
+}
+
+void Program::validate() const {
+  for (std::size_t c = 0; c < collectives_.size(); ++c) {
+    const auto& spec = collectives_[c];
+    std::size_t expected = 0;
+    for (int r : spec.group) expected += is_simulated(r) ? 1 : 0;
+    if (members_[c].size() != expected) {
+      throw ScheduleError("program: collective '" + spec.name + "' has " +
+                          std::to_string(members_[c].size()) + " members added, expected " +
+                          std::to_string(expected));
+    }
+  }
+}
+
+}  // namespace moesim::sim

@@ -1,0 +1,96 @@
+// How concurrent work shares a GPU and the network. Rates change only here.
+#include <algorithm>
+
+#include "MaxMin.hpp"
+#include "Simulation.hpp"
+
+namespace moesim::sim::detail {
+
+/*
+ * One GPU, at one instant:
+ *   - every SM-driven collective member holds comm_sms SMs (it spins on them even while waiting);
+ *   - compute kernels share the remaining SMs max-min fairly by their demand (sm_fraction x SMs);
+ *   - while any comm kernel runs, compute also slows by compute_slowdown_with_comm (cache/HBM
+ *     interference beyond the lost SMs, a calibrated residual);
+ *   - the kernels' HBM demands, at those SM-limited rates, share the HBM bandwidth max-min fairly.
+ * A kernel's rate (work per ns) is then 1 / max(stretched compute time, stretched memory time).
+ */
+void Simulation::recompute_gpu(int rank) {
+  auto& gpu = gpus_[static_cast<std::size_t>(rank)];
+  gpu.dirty = false;
+  const auto& res = platform_.gpu;
+  const double sms = res.sm_count;
+  const double held = std::min(sms - 1, static_cast<double>(gpu.comm_kernels) * res.comm_sms);
+  const double slowdown = gpu.comm_kernels > 0 ? res.compute_slowdown_with_comm : 1.0;
+  std::vector<double> demand;
+  for (OpId id : gpu.fluid_kernels)
+    demand.push_back(ops_[static_cast<std::size_t>(id)].work.sm_fraction * sms);
+  std::vector<double> granted = water_fill(sms - held, demand);
+  std::vector<double> sm_rate(demand.size());
+  std::vector<double> hbm_need(demand.size());
+  for (std::size_t i = 0; i < demand.size(); ++i) {
+    const KernelWork& w = ops_[static_cast<std::size_t>(gpu.fluid_kernels[i])].work;
+    double compute_time = granted[i] > 0 ? w.compute_ns * slowdown * demand[i] / granted[i] : 0;
+    double time = std::max(compute_time, w.memory_ns);
+    sm_rate[i] = granted[i] > 0 || w.compute_ns <= 0 ? 1.0 / time : 0.0;
+    hbm_need[i] = w.memory_ns * sm_rate[i];  // fraction of HBM bandwidth it would use
+  }
+  std::vector<double> hbm = water_fill(1.0, hbm_need);
+  for (std::size_t i = 0; i < demand.size(); ++i) {
+    OpId id = gpu.fluid_kernels[i];
+    const KernelWork& w = ops_[static_cast<std::size_t>(id)].work;
+    double rate = sm_rate[i];
+    if (w.memory_ns > 0 && hbm[i] < hbm_need[i]) rate = std::min(rate, hbm[i] / w.memory_ns);
+    set_rate(kernels_[static_cast<std::size_t>(id)], rate, EventType::KERNEL_DONE, id);
+  }
+}
+
+/*
+ * Every active flow crosses its physical links plus two ports of its own collective: the sender's
+ * egress and the receiver's ingress, each as fast as the collective's measured bus bandwidth. Alone,
+ * a collective is limited by those ports and so reproduces its table; concurrent collectives meet on
+ * the physical links. Symmetric runs keep only source-side links, with capacity split among the
+ * ranks that share them, which is exact when every rank sends the same.
+ */
+void Simulation::recompute_network() {
+  network_dirty_ = false;
+  // Symmetric runs see each link twice: split among the ranks that send through it (pairwise flows
+  // from rank 0) and whole (rings, which are simulated across every hop at once).
+  const bool split = program_.is_symmetric();
+  const int whole_base = split ? static_cast<int>(platform_.links.size()) : 0;
+  std::vector<double> capacity;
+  for (const Link& link : platform_.links)
+    capacity.push_back(link.capacity_Bps / (split ? link.source_sharers : 1) / 1e9);
+  if (split) {
+    for (const Link& link : platform_.links) capacity.push_back(link.capacity_Bps / 1e9);
+  }
+  std::vector<int> port_base(collectives_.size(), -1);
+  for (int c : flowing_collectives_) {
+    const auto& spec = program_.collectives()[static_cast<std::size_t>(c)];
+    const double port = collectives_[static_cast<std::size_t>(c)].cost.bus_Bps / 1e9;
+    port_base[static_cast<std::size_t>(c)] = static_cast<int>(capacity.size());
+    for (int direction = 0; direction < 2; ++direction) {
+      for (int r : spec.group) {
+        bool computing = gpus_[static_cast<std::size_t>(gpu_of(r))].compute_running > 0;
+        capacity.push_back(computing ? port / platform_.gpu.comm_slowdown_with_compute : port);
+      }
+    }
+  }
+  std::vector<Demand> demands;
+  demands.reserve(active_flows_.size());
+  for (int f : active_flows_) {
+    const Flow& flow = flows_[static_cast<std::size_t>(f)];
+    Demand d;
+    for (int link : flow.links) d.resources.push_back(flow.whole_ring ? whole_base + link : link);
+    int base = port_base[static_cast<std::size_t>(flow.collective)];
+    for (int port : flow.ports) d.resources.push_back(base + port);
+    demands.push_back(std::move(d));
+  }
+  std::vector<double> rates = max_min_rates(capacity, demands);
+  for (std::size_t i = 0; i < active_flows_.size(); ++i) {
+    int f = active_flows_[i];
+    set_rate(flows_[static_cast<std::size_t>(f)], rates[i], EventType::FLOW_DONE, f);
+  }
+}
+
+}  // namespace moesim::sim::detail

@@ -1,0 +1,139 @@
+#pragma once
+/** @file Internal state of one engine run; split across Engine.cpp (op lifecycle) and Sharing.cpp (rates). */
+#include <cmath>
+#include <cstdint>
+#include <functional>
+#include <queue>
+#include <tuple>
+#include <vector>
+
+#include "moesim/sim/Platform.hpp"
+#include "moesim/sim/Program.hpp"
+#include "moesim/sim/RunResult.hpp"
+
+namespace moesim::sim::detail {
+
+/** Durations become whole nanoseconds, rounded up; a sub-picosecond excess is float noise, not time. */
+inline TimeNs ceil_ns(double ns) {
+  return ns <= 0 ? 0 : static_cast<TimeNs>(std::ceil(ns - 1e-6));
+}
+
+enum class EventType { HOST_DONE, KERNEL_FIXED_DONE, KERNEL_DONE, LATENCY_DONE, FLOW_DONE };
+
+/** Same-time events apply in this class order, then in creation order. */
+inline int event_class(EventType t) {
+  switch (t) {
+    case EventType::KERNEL_DONE:
+    case EventType::FLOW_DONE:
+      return 0;
+    case EventType::KERNEL_FIXED_DONE:
+    case EventType::LATENCY_DONE:
+      return 1;
+    case EventType::HOST_DONE:
+      return 2;
+  }
+  return 3;
+}
+
+struct Event {
+  TimeNs time;
+  int cls;
+  std::uint64_t seq;
+  EventType type;
+  int target;
+  std::uint64_t version;
+  bool operator>(const Event& o) const { return std::tie(time, cls, seq) > std::tie(o.time, o.cls, o.seq); }
+};
+
+/** A fluid activity: a kernel (work 1.0) or a flow (bytes). */
+struct Fluid {
+  double remaining = 0;
+  double rate = 0;  ///< per ns
+  TimeNs last = 0;
+  std::uint64_t version = 0;
+  bool done = false;
+};
+
+/**
+ * Data in flight for a collective. An all-to-all has one flow per ordered pair; a ring collective is a
+ * single lockstep flow across every hop (a pipelined ring moves at the pace of its slowest hop).
+ */
+struct Flow : Fluid {
+  int collective = -1;
+  std::vector<int> members;  ///< group indices whose member op waits for this flow
+  std::vector<int> ports;    ///< collective port offsets it crosses: egress i, ingress n + j
+  std::vector<int> links;    ///< physical links it crosses
+  bool whole_ring = false;   ///< crosses every hop, so symmetric runs must not split link capacity
+};
+
+struct CollectiveState {
+  int expected = 0;
+  int arrived = 0;
+  bool flowing = false;
+  CollectiveCost cost;
+  std::vector<int> outstanding;  ///< per group index: unfinished flows touching that member
+  std::vector<OpId> member_at;   ///< per group index: simulated member op or NO_OP
+};
+
+struct HostState {
+  std::vector<OpId> queue;
+  std::size_t next = 0;
+  bool busy = false;
+  bool blocked = false;
+};
+
+struct GpuState {
+  std::vector<OpId> fluid_kernels;  ///< kernels in their fluid phase, sorted by id
+  int comm_kernels = 0;             ///< SM-driven collective members holding SMs
+  int compute_running = 0;          ///< kernels started and not finished
+  bool dirty = false;
+};
+
+class Simulation {
+ public:
+  Simulation(const Platform& platform, const Program& program);
+  RunResult run();
+
+ private:
+  void schedule(TimeNs at, EventType type, int target, std::uint64_t version = 0);
+  void handle(const Event& e);
+  void advance_host(int rank);
+  void host_done(int rank);
+  void try_start(OpId id);
+  void start_kernel(OpId id);
+  void begin_fluid(OpId id);
+  void arrive(OpId id);
+  void begin_flows(int c);
+  void finish_flow(int f);
+  void finish_member(OpId id);
+  void finish_op(OpId id);
+  void recompute_gpu(int rank);
+  void recompute_network();
+  void set_rate(Fluid& fluid, double rate, EventType type, int target);
+  int gpu_of(int rank) const { return program_.is_symmetric() ? 0 : rank; }
+  void check_all_ran() const;
+
+  const Platform& platform_;
+  const Program& program_;
+  const std::vector<Op>& ops_;
+  std::vector<OpTiming> timing_;
+  std::vector<int> deps_left_;
+  std::vector<TimeNs> deps_time_;
+  std::vector<OpId> deps_last_;
+  std::vector<OpId> stream_prev_, stream_next_, host_prev_;
+  std::vector<std::vector<OpId>> dependents_;
+  std::vector<Fluid> kernels_;  ///< per op (used by KERNEL ops)
+  std::vector<Flow> flows_;
+  std::vector<int> active_flows_;
+  std::vector<int> flowing_collectives_;
+  std::vector<CollectiveState> collectives_;
+  std::vector<HostState> hosts_;
+  std::vector<GpuState> gpus_;
+  std::priority_queue<Event, std::vector<Event>, std::greater<>> events_;
+  std::uint64_t seq_ = 0;
+  std::uint64_t processed_ = 0;
+  TimeNs now_ = 0;
+  bool network_dirty_ = false;
+};
+
+}  // namespace moesim::sim::detail

@@ -1,0 +1,188 @@
+// Collectives: alpha-beta closed forms, the straggler effect, contention, link sharing, symmetric runs.
+#include <gtest/gtest.h>
+
+#include "SimFixtures.hpp"
+
+using namespace moesim::sim;
+using namespace moesim::sim::testing;
+
+namespace {
+
+CollectiveSpec balanced_a2a(int n, double pair_bytes, int first_rank = 0) {
+  CollectiveSpec s;
+  s.name = "a2a";
+  s.kind = CollectiveKind::ALL_TO_ALL;
+  for (int i = 0; i < n; ++i) s.group.push_back(first_rank + i);
+  s.pair_bytes.assign(static_cast<std::size_t>(n),
+                      std::vector<double>(static_cast<std::size_t>(n), pair_bytes));
+  return s;
+}
+
+/** Every rank of `n`: optional compute kernel on stream 0, then its member of `spec` on stream 1. */
+std::vector<OpId> add_everywhere(Program& p, const CollectiveSpec& spec, double compute_ns = 0,
+                                 double straggler_ns = 0) {
+  int c = p.add_collective(spec);
+  std::vector<OpId> members;
+  for (int r : spec.group) {
+    if (!p.is_simulated(r)) continue;
+    p.set_streams(r, {"compute", "comm"});
+    std::vector<OpId> deps;
+    if (r == 3 && straggler_ns > 0) deps.push_back(p.add_kernel(r, 0, "late", "x", compute(straggler_ns), 0));
+    if (compute_ns > 0) p.add_kernel(r, 0, "gemm", "x", compute(compute_ns), 0);
+    members.push_back(p.add_collective_member(c, r, 1, "comm", 0, deps));
+  }
+  return members;
+}
+
+}  // namespace
+
+TEST(Collective, RingAllReduceIsAlphaBeta) {
+  // n = 4, S = 8e6 B, busbw 100 GB/s (100 B/ns), step latency 1000 ns:
+  // T = 2(n-1)·α + 2(n-1)/n · S / busbw = 6·1000 + 1.5·8e6/100 = 6000 + 120000 = 126000 ns.
+  Program p(4, false);
+  CollectiveSpec s;
+  s.name = "ar";
+  s.kind = CollectiveKind::ALL_REDUCE;
+  s.group = {0, 1, 2, 3};
+  s.bytes = 8e6;
+  auto m = add_everywhere(p, s);
+  auto r = run(test_platform(), p);
+  for (OpId id : m) EXPECT_EQ(r.ops[static_cast<std::size_t>(id)].end, 126000);
+}
+
+TEST(Collective, AllGatherAndReduceScatterMoveNMinusOneOverN) {
+  // n = 8, S = 8e6: T = (n-1)·α + (n-1)/n·S/busbw = 7000 + 70000 = 77000 ns.
+  for (auto kind : {CollectiveKind::ALL_GATHER, CollectiveKind::REDUCE_SCATTER}) {
+    Program p(8, false);
+    CollectiveSpec s;
+    s.name = "ag";
+    s.kind = kind;
+    s.group = {0, 1, 2, 3, 4, 5, 6, 7};
+    s.bytes = 8e6;
+    auto m = add_everywhere(p, s);
+    auto r = run(test_platform(), p);
+    EXPECT_EQ(r.ops[static_cast<std::size_t>(m[5])].end, 77000);
+  }
+}
+
+TEST(Collective, BalancedAllToAllMatchesBusBandwidth) {
+  // n = 8, 1e6 B per pair incl. self: nccl-tests size S = 8e6, bus bytes = S·(n-1)/n = 7e6.
+  // T = α + 7e6/100 = 1000 + 70000 = 71000 ns.
+  Program p(8, false);
+  auto m = add_everywhere(p, balanced_a2a(8, 1e6));
+  auto r = run(test_platform(), p);
+  for (OpId id : m) EXPECT_EQ(r.ops[static_cast<std::size_t>(id)].end, 71000);
+}
+
+TEST(Collective, StragglerDelaysEveryMember) {
+  // Rank 3 computes 50000 ns before joining: everyone's data phase starts at 50000 and ends at 121000;
+  // rank 0's member started at 0 and waited 50000 ns.
+  Program p(8, false);
+  auto m = add_everywhere(p, balanced_a2a(8, 1e6), 0, 50000);
+  auto r = run(test_platform(), p);
+  for (OpId id : m) {
+    EXPECT_EQ(r.ops[static_cast<std::size_t>(id)].data_start, 50000);
+    EXPECT_EQ(r.ops[static_cast<std::size_t>(id)].end, 121000);
+  }
+  EXPECT_EQ(r.ops[static_cast<std::size_t>(m[0])].start, 0);
+}
+
+TEST(Collective, UnevenAllToAllFinishesWithItsLargestPair) {
+  // 2 ranks: 0→1 carries 2e6 B, 1→0 carries 1e6 B. Each pair's flow alone at 100 B/ns (n−1 = 1 flow per
+  // port): rank 1 receives 2e6 → ends 1000 + 20000 = 21000; rank 0 sends it → also 21000. Both members touch
+  // that flow.
+  Program p(2, false);
+  CollectiveSpec s = balanced_a2a(2, 0);
+  s.pair_bytes = {{0, 2e6}, {1e6, 0}};
+  auto m = add_everywhere(p, s);
+  auto r = run(test_platform(), p);
+  EXPECT_EQ(r.ops[static_cast<std::size_t>(m[0])].end, 21000);
+  EXPECT_EQ(r.ops[static_cast<std::size_t>(m[1])].end, 21000);
+}
+
+TEST(Collective, CommOverlapsComputeFreelyWithoutContention) {
+  // No comm SMs, no slowdowns: compute (100000) and the all-to-all (71000) run side by side unchanged.
+  Program p(8, false);
+  auto m = add_everywhere(p, balanced_a2a(8, 1e6), 100000);
+  auto r = run(test_platform(), p);
+  EXPECT_EQ(r.ops[static_cast<std::size_t>(m[0])].end, 71000);
+  EXPECT_EQ(r.ops[0].end, 100000);  // rank 0's gemm is op 0, its member op 1
+}
+
+TEST(Collective, ContentionSlowsBothSides) {
+  // comm kernel holds 33 of 132 SMs, compute slows 1.1x more while comm runs, comm bandwidth /1.25 while
+  // compute runs. Comm: latency 1000, then 7e6 B at 100/1.25 = 80 B/ns = 87500 → ends 88500.
+  // Compute (100000 ns alone): stretch 1.1·132/99 = 1.4667 while comm runs → by 88500 it has done
+  // 88500/1.46667 = 60340.91 ns of work; 39659.09 left alone → ends 128159.09 → 128160 ns.
+  Program p(8, false);
+  auto m = add_everywhere(p, balanced_a2a(8, 1e6), 100000);
+  auto r = run(test_platform(1, 100, 1000, GpuResources{132, 33, 1.1, 1.25}), p);
+  EXPECT_EQ(r.ops[static_cast<std::size_t>(m[0])].end, 88500);
+  EXPECT_EQ(r.ops[0].end, 128160);
+}
+
+TEST(Collective, ConcurrentCollectivesShareGpuPorts) {
+  // Ports of 150 GB/s. Alone, each all-to-all is held to its 100 GB/s table rate (71000 ns).
+  // Two at once: 14 flows per egress port, 150/14 each < 100/7, so the port binds: each moves 7e6 B at
+  // 75 B/ns = 93333.3 ns after α → ends 94334 ns.
+  Topology topo;
+  topo.gpu_port_Bps = 150 * GBps;
+  auto cost = [](const CollectiveQuery&) { return CollectiveCost{100 * GBps, 1000}; };
+  Platform plat = make_platform(topo, GpuResources{132, 0, 1.0, 1.0}, cost);
+  Program p(8, false);
+  for (int r = 0; r < 8; ++r) p.set_streams(r, {"comm0", "comm1"});
+  int c0 = p.add_collective(balanced_a2a(8, 1e6));
+  int c1 = p.add_collective(balanced_a2a(8, 1e6));
+  for (int r = 0; r < 8; ++r) {
+    p.add_collective_member(c0, r, 0, "comm", 0);
+    p.add_collective_member(c1, r, 1, "comm", 0);
+  }
+  auto res = run(plat, p);
+  for (const auto& t : res.ops) EXPECT_EQ(t.end, 94334);
+}
+
+namespace {
+/** A two-node EP=16 step: compute, all-to-all, compute, all-reduce across nodes. */
+Program two_node_program(bool symmetric) {
+  Program p(16, symmetric);
+  int a2a = p.add_collective(balanced_a2a(16, 3e5));
+  CollectiveSpec ar;
+  ar.name = "ar";
+  ar.kind = CollectiveKind::ALL_REDUCE;
+  for (int r = 0; r < 16; ++r) ar.group.push_back(r);
+  ar.bytes = 4e6;
+  int all_reduce = p.add_collective(ar);
+  for (int r : p.simulated_ranks()) {
+    p.set_streams(r, {"compute", "comm"});
+    OpId k0 = p.add_kernel(r, 0, "attn", "attention", KernelWork{20000, 5000, 500, 1}, 4000);
+    OpId d = p.add_collective_member(a2a, r, 1, "dispatch", 6000, {k0});
+    p.add_kernel(r, 0, "shared", "expert", compute(15000), 4000);
+    OpId e = p.add_kernel(r, 0, "experts", "expert", KernelWork{30000, 8000, 0, 1}, 4000, {d});
+    p.add_collective_member(all_reduce, r, 1, "allreduce", 6000, {e});
+  }
+  return p;
+}
+}  // namespace
+
+TEST(Collective, SymmetricFastPathEqualsFullSimulation) {
+  for (int gpus_per_nic : {1, 8}) {
+    Topology topo;
+    topo.nodes = 2;
+    topo.gpus_per_nic = gpus_per_nic;
+    topo.nic_Bps = 50 * GBps;  // the NIC binds, so its sharing matters
+    auto cost = [](const CollectiveQuery& q) {
+      return CollectiveCost{(q.spans_nodes ? 80 : 300) * GBps, 2000};
+    };
+    Platform plat = make_platform(topo, GpuResources{132, 20, 1.05, 1.1}, cost);
+    Program full = two_node_program(false);
+    Program sym = two_node_program(true);
+    auto rf = run(plat, full);
+    auto rs = run(plat, sym);
+    ASSERT_EQ(rs.ops.size(), 5u);
+    for (std::size_t i = 0; i < rs.ops.size(); ++i) {  // rank 0's ops are the first five in both
+      EXPECT_EQ(rs.ops[i].start, rf.ops[i].start) << "op " << i << " nic sharing " << gpus_per_nic;
+      EXPECT_EQ(rs.ops[i].end, rf.ops[i].end) << "op " << i << " nic sharing " << gpus_per_nic;
+    }
+    EXPECT_EQ(rs.makespan_ns, rf.makespan_ns);
+  }
+}
