@@ -1,0 +1,54 @@
+#pragma once
+/** @file The cost of one GPU kernel launch: what it computes and what it moves through HBM. */
+#include <cstdint>
+#include <string>
+
+namespace moesim::models {
+
+/** @brief Which efficiency table of a hardware profile times the kernel. */
+enum class KernelClass {
+  GEMM,          ///< One dense matrix multiply, timed by its shape.
+  GROUPED_GEMM,  ///< One launch that multiplies `groups` independent matrices (MoE experts).
+  ATTENTION,     ///< A fused (Flash) attention kernel, timed by sequence length and head width.
+  MEMORY,        ///< Bandwidth-bound elementwise/reduction/copy kernel, timed by `bytes`.
+};
+
+/**
+ * @brief C[m,n] = A[m,k]·B[k,n]. For a grouped GEMM, `groups` matrices of the same n and k; m is the
+ * mean rows per group rounded to nearest (the exact row total is in KernelCost::flops).
+ */
+struct GemmShape {
+  std::int64_t m = 0;       ///< Rows of A and C (mean per group for grouped GEMMs).
+  std::int64_t n = 0;       ///< Columns of B and C.
+  std::int64_t k = 0;       ///< Reduction width.
+  std::int64_t groups = 1;  ///< Independent problems in one launch (1 for a plain GEMM).
+};
+
+/**
+ * @brief One kernel launch. Launch overhead is paid per KernelCost, so a sub-block returns as many
+ * as the frameworks it models really launch.
+ */
+struct KernelCost {
+  /** @brief Stable label "<op>.<kernel>[.dgrad|.wgrad]", e.g. "routed_experts.fc1.wgrad". */
+  std::string name;
+  /** @brief Which efficiency table applies. */
+  KernelClass kind = KernelClass::MEMORY;
+  /** @brief Floating-point operations (a multiply-add counts 2). MEMORY kernels carry 0. */
+  double flops = 0;
+  /**
+   * @brief HBM bytes read plus written: for a GEMM (m·k + k·n + m·n)·groups·element bytes, with
+   * the weights of experts that got no rows not read; for MEMORY kernels read + write.
+   */
+  double bytes = 0;
+  /** @brief Shape, for GEMM and GROUPED_GEMM kernels. */
+  GemmShape gemm;
+  /** @brief ATTENTION kernels: query length of each sequence. */
+  std::int64_t attn_seq = 0;
+  /** @brief ATTENTION kernels: query/key head width. */
+  std::int64_t attn_head_dim = 0;
+};
+
+/** @brief Lower-case name ("gemm", "grouped_gemm", "attention", "memory"). */
+std::string to_string(KernelClass kind);
+
+}  // namespace moesim::models
