@@ -301,7 +301,7 @@ void Simulation::begin_flows(int c) {
       f.ports.push_back(i);
       f.ports.push_back(n + i);
       Route route = platform_.route(spec.group[static_cast<std::size_t>(i)],
-                                    spec.group[static_cast<std::size_t>((i + 1) % n)]);
+                                    spec.group[static_cast<std::size_t>((i + 1) % n)], /*spread=*/true);
       f.links.insert(f.links.end(), route.source_side.begin(), route.source_side.end());
       f.links.insert(f.links.end(), route.destination_side.begin(), route.destination_side.end());
     }

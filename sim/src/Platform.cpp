@@ -1,4 +1,5 @@
 #include "moesim/sim/Platform.hpp"
+#include <algorithm>
 
 #include "moesim/common/Error.hpp"
 
@@ -53,6 +54,11 @@ Platform make_platform(const Topology& topology, const GpuResources& gpu, Collec
     }
   } else {
     require_positive(topology.mesh_link_Bps, "mesh_link_Bps");
+    const double aggregate = topology.mesh_link_Bps * std::max(1, g - 1);
+    for (int r = 0; r < world; ++r) {
+      p.egress_port.push_back(add_link(p.links, "gpu" + std::to_string(r) + ".out", aggregate, 1));
+      p.ingress_port.push_back(add_link(p.links, "gpu" + std::to_string(r) + ".in", aggregate, 1));
+    }
     p.mesh_links_.assign(static_cast<std::size_t>(topology.nodes * g * g), -1);
     for (int n = 0; n < topology.nodes; ++n) {
       for (int a = 0; a < g; ++a) {
@@ -91,19 +97,16 @@ int Platform::nic_of(int rank) const {
   return rank / topology.gpus_per_nic;
 }
 
-Route Platform::route(int src, int dst) const {
+Route Platform::route(int src, int dst, bool spread) const {
   Route r;
   if (topology.node_of(src) != topology.node_of(dst)) {
     r.source_side.push_back(nic_out.at(static_cast<std::size_t>(nic_of(src))));
     r.destination_side.push_back(nic_in.at(static_cast<std::size_t>(nic_of(dst))));
     return r;
   }
-  if (topology.fabric == FabricType::SWITCH) {
-    r.source_side.push_back(egress_port.at(static_cast<std::size_t>(src)));
-    r.destination_side.push_back(ingress_port.at(static_cast<std::size_t>(dst)));
-  } else {
-    r.source_side.push_back(mesh_link(src, dst));
-  }
+  r.source_side.push_back(egress_port.at(static_cast<std::size_t>(src)));
+  r.destination_side.push_back(ingress_port.at(static_cast<std::size_t>(dst)));
+  if (topology.fabric == FabricType::MESH && !spread) r.source_side.push_back(mesh_link(src, dst));
   return r;
 }
 

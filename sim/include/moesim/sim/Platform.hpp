@@ -80,12 +80,16 @@ struct Platform {
   GpuResources gpu;
   CollectiveCostFn collective_cost;
   std::vector<Link> links;
-  /** @brief Links from rank src to rank dst (src != dst). */
-  Route route(int src, int dst) const;
+  /**
+   * @brief Links from rank src to rank dst (src != dst). `spread` = the transfer is striped over all of
+   * the GPU's fabric links (multi-channel rings), so on a mesh it crosses the GPU's aggregate ports
+   * instead of the single pair link.
+   */
+  Route route(int src, int dst, bool spread = false) const;
 
   // Indices into links, filled by make_platform().
-  std::vector<int> egress_port;   ///< SWITCH: per rank
-  std::vector<int> ingress_port;  ///< SWITCH: per rank
+  std::vector<int> egress_port;   ///< per rank: into the switch, or all of its mesh links together
+  std::vector<int> ingress_port;  ///< per rank
   std::vector<int> nic_out;       ///< per NIC (node-major)
   std::vector<int> nic_in;
   int mesh_link(int src, int dst) const;

@@ -1,0 +1,84 @@
+// `moesim simulate`: flags → Scenario → simulate → table, JSON, trace.
+#include <fmt/format.h>
+
+#include <fstream>
+#include <iostream>
+#include <memory>
+
+#include "Commands.hpp"
+#include "ScenarioOptions.hpp"
+#include "moesim/common/Error.hpp"
+#include "moesim/reports/ChromeTrace.hpp"
+#include "moesim/reports/ResultJson.hpp"
+#include "moesim/reports/SummaryTable.hpp"
+
+namespace moesim::app {
+
+namespace {
+
+struct SimulateOptions {
+  ScenarioOptions scenario;
+  std::string compare;
+  std::string json_path;
+  std::string trace_path;
+};
+
+void write_text(const std::string& path, const std::string& what,
+                const std::function<void(std::ostream&)>& body) {
+  if (path == "-") {
+    body(std::cout);
+    return;
+  }
+  std::ofstream out(path);
+  if (!out) throw ConfigError(path, "", "cannot be opened for writing the " + what);
+  body(out);
+  if (!out) throw ConfigError(path, "", "could not be written");
+}
+
+int run_simulate(const SimulateOptions& o, const Invocation& invocation) {
+  schedules::Scenario primary = make_scenario(o.scenario);
+  auto result = schedules::simulate(primary);
+  std::unique_ptr<schedules::SimulationResult> baseline;
+  if (!o.compare.empty()) {
+    schedules::Scenario other = primary;
+    other.schedule = o.compare;
+    other.options.clear();
+    for (const char* shared : {"sync_splits", "shared_overlap"}) {
+      if (auto it = primary.options.find(shared); it != primary.options.end()) other.options.insert(*it);
+    }
+    baseline = std::make_unique<schedules::SimulationResult>(schedules::simulate(other));
+  }
+  const bool json_to_stdout = o.json_path == "-";
+  if (!json_to_stdout) {
+    std::vector<const schedules::SimulationResult*> rows{&result};
+    if (baseline) rows.push_back(baseline.get());
+    reports::print_summary(std::cout, rows);
+  }
+  if (!o.json_path.empty()) {
+    reports::RunContext ctx{MOESIM_VERSION, MOESIM_GIT_SHA, invocation.args};
+    auto doc = reports::result_json(result, baseline.get(), ctx);
+    write_text(o.json_path, "result JSON", [&](std::ostream& out) { out << doc.dump(2) << "\n"; });
+  }
+  if (!o.trace_path.empty()) {
+    write_text(o.trace_path, "trace", [&](std::ostream& out) { reports::write_chrome_trace(out, result); });
+    if (!json_to_stdout) std::cout << "# trace: " << o.trace_path << " (open in https://ui.perfetto.dev)\n";
+  }
+  return 0;
+}
+
+}  // namespace
+
+void add_simulate(CLI::App& app, const Invocation& invocation, Action& action) {
+  auto options = std::make_shared<SimulateOptions>();
+  CLI::App* sub =
+      app.add_subcommand("simulate", "Simulate one scenario (optionally against a baseline schedule)");
+  add_scenario_options(*sub, options->scenario);
+  sub->add_option("--compare", options->compare, "Also simulate this schedule and report speedup_vs it");
+  sub->add_option("--json", options->json_path, "Write the result record as JSON to FILE, or - for stdout");
+  sub->add_option("--trace", options->trace_path, "Write a Chrome/Perfetto trace of the run to FILE");
+  sub->callback([options, &invocation, &action] {
+    action = [options, &invocation] { return run_simulate(*options, invocation); };
+  });
+}
+
+}  // namespace moesim::app

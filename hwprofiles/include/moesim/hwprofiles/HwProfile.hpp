@@ -1,0 +1,216 @@
+#pragma once
+/**
+ * @file The typed hardware profile and the lookups the engine and schedules use.
+ *
+ * Every field is in SI units (seconds, bytes, bytes/s, FLOP/s, Hz); the loader converts the
+ * unit-suffixed JSON keys exactly once (see hwprofiles/FORMAT.md for the file layout). A profile
+ * describes one node type and the scale-out network between such nodes:
+ *
+ *   node 0                                         node 1
+ *   +--------------------------------------+       +-------------------+
+ *   | GPU0  GPU1 ... GPU7                  |       | GPU0 ... GPU7     |
+ *   |  |     |        |   intra fabric     |       |  |        |       |
+ *   |  +-----+-- ... -+   (switch | mesh)  |       |  +-- ... -+       |
+ *   |  NIC0  NIC1 ... NIC7 (nics_per_node) |=======| NIC0 ... NIC7     |  scale-out network
+ *   +--------------------------------------+       +-------------------+
+ *
+ * Achieved rates are datasheet peaks times efficiencies:
+ *   GEMM FLOP/s      = peak_flops(dtype) · sustained_clock_factor · gemm_efficiency(m,n,k)
+ *                      · gemm_dtype_factor(dtype)
+ *   attention FLOP/s = peak_flops(dtype) · sustained_clock_factor · attention_efficiency(seq, pass)
+ *   memory bytes/s   = hbm_bw_Bps · memory_efficiency(bytes)
+ *   collective time  = steps · step_latency_s + bus_bytes / busbw_Bps (nccl-tests conventions)
+ */
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "moesim/hwprofiles/ProfileEnums.hpp"
+
+namespace moesim::hw {
+
+/** @brief Where the numbers came from; date/device/driver/libraries are required for calibrated profiles. */
+struct Provenance {
+  ProvenanceKind kind = ProvenanceKind::DATASHEET;
+  std::vector<std::string> sources;  ///< one line per source, each starting with its tag, e.g. "[S2] ..."
+  std::string date;                  ///< ISO date of the measurement or compilation; empty if not given
+  std::string device;                ///< device the numbers were measured on; empty if not given
+  std::string driver;                ///< driver / runtime version; empty if not given
+  std::string libraries;             ///< NCCL/RCCL, cuBLAS/hipBLASLt... versions; empty if not given
+};
+
+/** @brief One GPU: compute peaks, memory, caches and launch costs. */
+struct GpuSpec {
+  std::string name;
+  int sm_count = 0;                          ///< SMs (NVIDIA) or CUs (AMD)
+  double peak_clock_hz = 0;                  ///< clock at which the datasheet peaks are quoted
+  double max_boost_clock_hz = 0;             ///< highest clock the device reports
+  double sustained_clock_factor = 1.0;       ///< sustained GEMM clock / peak clock, in (0, 1]
+  std::map<std::string, double> peak_flops;  ///< dense (no 2:4 sparsity) FLOP/s by dtype key
+  double hbm_bytes = 0;
+  double hbm_bw_Bps = 0;  ///< datasheet HBM bandwidth
+  double l2_bytes = 0;
+  double llc_bytes = 0;                ///< last-level cache beyond L2 (AMD Infinity Cache); 0 if none
+  double launch_overhead_s = 0;        ///< host time to launch one kernel eagerly
+  double graph_launch_overhead_s = 0;  ///< host time to launch one CUDA/HIP graph
+  double graph_node_overhead_s = 0;    ///< device gap per kernel node inside a graph
+  double kernel_min_s = 0;             ///< shortest device time any kernel takes
+  std::string source;
+};
+
+/** @brief A 1-D efficiency curve over a positive axis (sequence length or bytes). */
+struct EfficiencyCurve {
+  std::vector<double> x;      ///< strictly increasing, > 0
+  std::vector<double> value;  ///< achieved fraction in (0, 1], one per x
+  std::string source;
+};
+
+/** @brief GEMM efficiency over (m, min(n, k)); value[i][j] belongs to (m[i], min_nk[j]). */
+struct GemmEfficiencyTable {
+  std::vector<double> m;
+  std::vector<double> min_nk;
+  std::vector<std::vector<double>> value;
+  std::string source;
+};
+
+/** @brief Achieved fractions of peak, each relative to the peak named in the file header comment. */
+struct EfficiencySpec {
+  GemmEfficiencyTable gemm;
+  std::map<std::string, double> gemm_dtype_factor;  ///< dtypes absent here use 1.0
+  double grouped_gemm_factor = 1.0;
+  EfficiencyCurve attention_fwd;  ///< x is the sequence length
+  double attention_bwd_factor = 1.0;
+  EfficiencyCurve memory;  ///< x is the bytes a memory-bound kernel moves
+  std::string source;      ///< for the scalar factors
+};
+
+/** @brief Intra-node fabric; all bandwidths are per direction. */
+struct FabricSpec {
+  FabricType type = FabricType::SWITCH;
+  double link_bw_Bps = 0;         ///< datasheet rate of one link
+  double usable_link_bw_Bps = 0;  ///< after protocol overhead (the rate NCCL/RCCL topology models use)
+  int links_per_gpu = 0;
+  double per_gpu_bw_Bps = 0;  ///< link_bw_Bps · links_per_gpu
+  double latency_s = 0;       ///< one transfer's latency across the fabric
+  std::string source;
+};
+
+/** @brief One node: how many GPUs and how they are wired. */
+struct NodeSpec {
+  int gpus_per_node = 0;
+  FabricSpec fabric;
+};
+
+/** @brief Scale-out network between nodes; bandwidths per direction. */
+struct NetworkSpec {
+  int nics_per_node = 0;
+  double nic_bw_Bps = 0;         ///< line rate of one NIC
+  double nic_usable_bw_Bps = 0;  ///< what one NIC achieves in nccl-tests / RDMA benchmarks
+  double latency_s = 0;          ///< one inter-node transfer, including NIC proxy overhead
+  int max_nodes = 1;             ///< largest node count the profile is meant for
+  std::string source;
+};
+
+/** @brief Measured or derived performance of one collective on one group size. */
+struct CollectiveTable {
+  CollectiveKind kind = CollectiveKind::ALL_REDUCE;
+  CollectiveScope scope = CollectiveScope::INTRA;
+  int gpus = 0;  ///< group size; for scope inter the total over all nodes
+  CollectiveAlgorithm algorithm = CollectiveAlgorithm::RING;
+  double step_latency_s = 0;
+  std::vector<double> bytes;      ///< nccl-tests "size" of each point, strictly increasing
+  std::vector<double> busbw_Bps;  ///< nccl-tests busbw at each size with the step latency taken out
+  std::string source;
+};
+
+/** @brief How communication and computation slow each other down when they overlap. */
+struct ContentionSpec {
+  int comm_sms = 0;                         ///< SMs/CUs one communication kernel occupies
+  double compute_slowdown_with_comm = 1.0;  ///< extra factor on compute beyond the lost SMs
+  double comm_slowdown_with_compute = 1.0;  ///< factor on communication time under compute
+  double hbm_interference = 1.0;            ///< factor on memory-bound kernels under communication
+  std::string source;
+};
+
+/** @brief A complete hardware profile: one GPU type, its node and the network between nodes. */
+struct HwProfile {
+  int schema_version = 1;
+  std::string name;
+  std::string description;
+  Provenance provenance;
+  GpuSpec gpu;
+  EfficiencySpec efficiency;
+  NodeSpec node;
+  NetworkSpec network;
+  std::vector<CollectiveTable> collectives;
+  ContentionSpec contention;
+  std::string source_file;  ///< the file it was loaded from; names it in errors
+
+  /** @brief Datasheet dense FLOP/s for a dtype; ConfigError for an unknown dtype or one without a peak. */
+  double peak_flops(const std::string& dtype) const;
+  /** @brief peak_flops(dtype) · sustained_clock_factor: the peak at the clock GEMMs really run at. */
+  double sustained_peak_flops(const std::string& dtype) const;
+  /** @brief Achieved fraction of the sustained peak for an m×k by k×n GEMM (bilinear in log m, log min(n,k)).
+   */
+  double gemm_efficiency(std::int64_t m, std::int64_t n, std::int64_t k) const;
+  /** @brief The dtype's GEMM efficiency relative to the table's (bf16) one; 1.0 when not given. */
+  double gemm_dtype_factor(const std::string& dtype) const;
+  /**
+   * @brief Efficiency of one grouped GEMM kernel (MoE experts) with `groups` groups of m_per_group rows:
+   * grouped_gemm_factor · min(gemm_efficiency(m_per_group·groups, n, k), gemm_efficiency(m_per_group, N, N))
+   * with N the largest min_nk in the table. The first term is how well all groups' tiles fill the GPU;
+   * the second caps it by one group's arithmetic intensity (each group streams its own weights).
+   */
+  double grouped_gemm_efficiency(std::int64_t m_per_group, std::int64_t n, std::int64_t k,
+                                 std::int64_t groups) const;
+  /** @brief Achieved GEMM FLOP/s: sustained_peak_flops · gemm_efficiency · gemm_dtype_factor. */
+  double achieved_gemm_flops(const std::string& dtype, std::int64_t m, std::int64_t n, std::int64_t k) const;
+  /** @brief Fraction of the sustained peak an attention kernel reaches; backward = forward ·
+   * attention_bwd_factor. */
+  double attention_efficiency(std::int64_t seq, AttentionPass pass) const;
+  /** @brief Fraction of hbm_bw_Bps a memory-bound kernel moving `bytes` reaches. */
+  double memory_efficiency(double bytes) const;
+
+  /** @brief Usable bandwidth one GPU pushes into the fabric when sending to `peers` peers at once. */
+  double fabric_injection_bw_Bps(int peers) const;
+  /** @brief Usable scale-out bandwidth per GPU: nics_per_node · nic_usable_bw_Bps / gpus_per_node. */
+  double network_bw_per_gpu_Bps() const;
+
+  /** @brief True when the profile has at least one table for this kind and scope. */
+  bool has_collective(CollectiveKind kind, CollectiveScope scope) const;
+  /**
+   * @brief The table used for a group of `gpus`: the entry with the smallest gpus >= the request,
+   * else the largest. ConfigError when the profile has no table of this kind and scope.
+   */
+  const CollectiveTable& collective_table(CollectiveKind kind, int gpus, CollectiveScope scope) const;
+  /** @brief Latency-free bus bandwidth at `bytes`: log-linear in bytes, clamped at the table ends. */
+  double busbw_Bps(CollectiveKind kind, int gpus, CollectiveScope scope, double bytes) const;
+  /** @brief Per-step latency of the table collective_table() picks. */
+  double step_latency_s(CollectiveKind kind, int gpus, CollectiveScope scope) const;
+  /** @brief steps · step_latency_s + bus_bytes(kind, gpus, bytes) / busbw_Bps, with `bytes` the nccl-tests
+   * size. */
+  double collective_time_s(CollectiveKind kind, int gpus, CollectiveScope scope, double bytes) const;
+};
+
+/** @brief Latency steps of the engine's collective model: 2(n-1) all-reduce, n-1 all-gather/reduce-scatter, 1
+ * all-to-all. */
+int collective_steps(CollectiveKind kind, int gpus);
+
+/**
+ * @brief Bytes on the bus per rank, nccl-tests style: size · 2(n-1)/n for all-reduce, size · (n-1)/n
+ * otherwise. `bytes` is the nccl-tests size: the all-reduce buffer, the all-gather output, the
+ * reduce-scatter input, the all-to-all send buffer of one rank.
+ */
+double bus_bytes(CollectiveKind kind, int gpus, double bytes);
+
+/** @brief The dtype keys a profile may give peaks for: fp32, tf32, bf16, fp16, fp8. */
+const std::vector<std::string>& known_dtypes();
+
+/**
+ * @brief Checks every rule of FORMAT.md and throws ConfigError naming source_file, the JSON pointer,
+ * the value in the file's units and the rule, e.g. "h100.json: /node/fabric/link_bw_GBps = 0: must be > 0".
+ */
+void validate(const HwProfile& profile);
+
+}  // namespace moesim::hw

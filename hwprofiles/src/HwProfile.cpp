@@ -1,0 +1,171 @@
+#include "moesim/hwprofiles/HwProfile.hpp"
+
+#include <algorithm>
+
+#include "moesim/common/Check.hpp"
+#include "moesim/common/Error.hpp"
+#include "moesim/hwprofiles/LogInterpolation.hpp"
+
+namespace moesim::hw {
+namespace {
+
+std::string join(const std::vector<std::string>& items) {
+  std::string out;
+  for (const auto& item : items) {
+    if (!out.empty()) out += ", ";
+    out += item;
+  }
+  return out;
+}
+
+std::string peak_dtypes(const GpuSpec& gpu) {
+  std::vector<std::string> names;
+  for (const auto& dtype : known_dtypes()) {
+    if (gpu.peak_flops.count(dtype)) names.push_back(dtype);
+  }
+  return join(names);
+}
+
+bool is_known_dtype(const std::string& dtype) {
+  const auto& known = known_dtypes();
+  return std::find(known.begin(), known.end(), dtype) != known.end();
+}
+
+// Shapes of 0 rows (an expert that got no tokens) clamp to the first table entry like any small shape.
+double as_axis(std::int64_t extent) {
+  return static_cast<double>(std::max<std::int64_t>(extent, 1));
+}
+
+}  // namespace
+
+const std::vector<std::string>& known_dtypes() {
+  static const std::vector<std::string> dtypes{"fp32", "tf32", "bf16", "fp16", "fp8"};
+  return dtypes;
+}
+
+double HwProfile::peak_flops(const std::string& dtype) const {
+  const std::string pointer = "/gpu/peak_tflops/" + dtype;
+  if (!is_known_dtype(dtype)) {
+    throw ConfigError(source_file, pointer, "is not a known dtype (known: " + join(known_dtypes()) + ")");
+  }
+  auto it = gpu.peak_flops.find(dtype);
+  if (it == gpu.peak_flops.end()) {
+    throw ConfigError(
+        source_file, pointer,
+        "is not given: " + gpu.name + " has no " + dtype + " peak (given: " + peak_dtypes(gpu) + ")");
+  }
+  return it->second;
+}
+
+double HwProfile::sustained_peak_flops(const std::string& dtype) const {
+  return peak_flops(dtype) * gpu.sustained_clock_factor;
+}
+
+double HwProfile::gemm_efficiency(std::int64_t m, std::int64_t n, std::int64_t k) const {
+  const auto& table = efficiency.gemm;
+  return interpolate_bilinear_log(table.m, table.min_nk, table.value, as_axis(m), as_axis(std::min(n, k)));
+}
+
+double HwProfile::gemm_dtype_factor(const std::string& dtype) const {
+  auto it = efficiency.gemm_dtype_factor.find(dtype);
+  return it == efficiency.gemm_dtype_factor.end() ? 1.0 : it->second;
+}
+
+double HwProfile::grouped_gemm_efficiency(std::int64_t m_per_group, std::int64_t n, std::int64_t k,
+                                          std::int64_t groups) const {
+  MOE_CHECK(groups >= 1) << "grouped GEMM with " << groups << " groups";
+  const auto& table = efficiency.gemm;
+  double machine_fill = gemm_efficiency(m_per_group * groups, n, k);
+  double largest_nk = table.min_nk.back();
+  double per_group_intensity =
+      interpolate_bilinear_log(table.m, table.min_nk, table.value, as_axis(m_per_group), largest_nk);
+  return efficiency.grouped_gemm_factor * std::min(machine_fill, per_group_intensity);
+}
+
+double HwProfile::achieved_gemm_flops(const std::string& dtype, std::int64_t m, std::int64_t n,
+                                      std::int64_t k) const {
+  return sustained_peak_flops(dtype) * gemm_efficiency(m, n, k) * gemm_dtype_factor(dtype);
+}
+
+double HwProfile::attention_efficiency(std::int64_t seq, AttentionPass pass) const {
+  const auto& curve = efficiency.attention_fwd;
+  double forward = interpolate_log_x(curve.x, curve.value, as_axis(seq));
+  return pass == AttentionPass::FORWARD ? forward : forward * efficiency.attention_bwd_factor;
+}
+
+double HwProfile::memory_efficiency(double bytes) const {
+  return interpolate_log_x(efficiency.memory.x, efficiency.memory.value, bytes);
+}
+
+double HwProfile::fabric_injection_bw_Bps(int peers) const {
+  MOE_CHECK(peers >= 1) << "fabric injection towards " << peers << " peers";
+  const auto& fabric = node.fabric;
+  // A mesh has one link per peer; a switch lets any traffic pattern use every link.
+  int links_used =
+      fabric.type == FabricType::MESH ? std::min(peers, fabric.links_per_gpu) : fabric.links_per_gpu;
+  return links_used * fabric.usable_link_bw_Bps;
+}
+
+double HwProfile::network_bw_per_gpu_Bps() const {
+  return network.nics_per_node * network.nic_usable_bw_Bps / node.gpus_per_node;
+}
+
+bool HwProfile::has_collective(CollectiveKind kind, CollectiveScope scope) const {
+  return std::any_of(collectives.begin(), collectives.end(),
+                     [&](const CollectiveTable& t) { return t.kind == kind && t.scope == scope; });
+}
+
+const CollectiveTable& HwProfile::collective_table(CollectiveKind kind, int gpus,
+                                                   CollectiveScope scope) const {
+  const CollectiveTable* smallest_fitting = nullptr;
+  const CollectiveTable* largest = nullptr;
+  for (const auto& table : collectives) {
+    if (table.kind != kind || table.scope != scope) continue;
+    if (table.gpus >= gpus && (!smallest_fitting || table.gpus < smallest_fitting->gpus))
+      smallest_fitting = &table;
+    if (!largest || table.gpus > largest->gpus) largest = &table;
+  }
+  if (smallest_fitting) return *smallest_fitting;
+  if (largest) return *largest;
+  throw ConfigError(source_file, "/collectives",
+                    "has no " + to_string(kind) + " table for scope " + to_string(scope));
+}
+
+double HwProfile::busbw_Bps(CollectiveKind kind, int gpus, CollectiveScope scope, double bytes) const {
+  const auto& table = collective_table(kind, gpus, scope);
+  return interpolate_log_x(table.bytes, table.busbw_Bps, bytes);
+}
+
+double HwProfile::step_latency_s(CollectiveKind kind, int gpus, CollectiveScope scope) const {
+  return collective_table(kind, gpus, scope).step_latency_s;
+}
+
+double HwProfile::collective_time_s(CollectiveKind kind, int gpus, CollectiveScope scope,
+                                    double bytes) const {
+  if (gpus <= 1) return 0.0;
+  return collective_steps(kind, gpus) * step_latency_s(kind, gpus, scope) +
+         bus_bytes(kind, gpus, bytes) / busbw_Bps(kind, gpus, scope, bytes);
+}
+
+int collective_steps(CollectiveKind kind, int gpus) {
+  MOE_CHECK(gpus >= 1) << "collective over " << gpus << " GPUs";
+  switch (kind) {
+    case CollectiveKind::ALL_REDUCE:
+      return 2 * (gpus - 1);
+    case CollectiveKind::ALL_GATHER:
+    case CollectiveKind::REDUCE_SCATTER:
+      return gpus - 1;
+    case CollectiveKind::ALL_TO_ALL:
+      return 1;
+  }
+  return 1;
+}
+
+double bus_bytes(CollectiveKind kind, int gpus, double bytes) {
+  MOE_CHECK(gpus >= 1) << "collective over " << gpus << " GPUs";
+  double n = gpus;
+  double factor = kind == CollectiveKind::ALL_REDUCE ? 2.0 * (n - 1.0) / n : (n - 1.0) / n;
+  return bytes * factor;
+}
+
+}  // namespace moesim::hw

@@ -1,0 +1,239 @@
+#include "ProfileParser.hpp"
+
+#include <algorithm>
+#include <limits>
+
+#include "ProfileUnits.hpp"
+#include "moesim/common/JsonReader.hpp"
+
+namespace moesim::hw::detail {
+namespace {
+
+using units::kGB;
+using units::kGbps;
+using units::kGBps;
+using units::kMHz;
+using units::kMiB;
+using units::kTflops;
+using units::kUs;
+
+// Counts (SMs, GPUs, links) are stored as int; anything beyond int is a typo, not hardware.
+int count(JsonObject& obj, const std::string& key) {
+  std::int64_t value = obj.integer(key);
+  if (value > std::numeric_limits<int>::max() || value < std::numeric_limits<int>::min()) {
+    obj.fail(key, "is out of range");
+  }
+  return static_cast<int>(value);
+}
+
+std::string dtype_list() {
+  std::string out;
+  for (const auto& dtype : known_dtypes()) out += (out.empty() ? "" : ", ") + dtype;
+  return out;
+}
+
+// An object keyed by dtype ("bf16": 989.4, ...), each value scaled by `unit`.
+std::map<std::string, double> dtype_map(JsonObject& obj, const std::string& key, double unit) {
+  const auto& raw = obj.raw(key);
+  const std::string pointer = obj.child_pointer(key);
+  if (!raw.is_object()) throw ConfigError(obj.file(), pointer, "expected an object keyed by dtype");
+  std::map<std::string, double> out;
+  const auto& known = known_dtypes();
+  for (auto it = raw.begin(); it != raw.end(); ++it) {
+    const std::string entry = pointer + "/" + it.key();
+    if (std::find(known.begin(), known.end(), it.key()) == known.end()) {
+      throw ConfigError(obj.file(), entry, "is not a known dtype (known: " + dtype_list() + ")");
+    }
+    if (!it.value().is_number()) throw ConfigError(obj.file(), entry, "expected a number");
+    out[it.key()] = it.value().get<double>() * unit;
+  }
+  return out;
+}
+
+std::vector<std::vector<double>> number_grid(JsonObject& obj, const std::string& key) {
+  const auto& raw = obj.raw(key);
+  const std::string pointer = obj.child_pointer(key);
+  if (!raw.is_array()) throw ConfigError(obj.file(), pointer, "expected an array of rows");
+  std::vector<std::vector<double>> grid;
+  for (std::size_t i = 0; i < raw.size(); ++i) {
+    const std::string row_pointer = pointer + "/" + std::to_string(i);
+    if (!raw[i].is_array()) throw ConfigError(obj.file(), row_pointer, "expected an array of numbers");
+    std::vector<double> row;
+    for (std::size_t j = 0; j < raw[i].size(); ++j) {
+      if (!raw[i][j].is_number()) {
+        throw ConfigError(obj.file(), row_pointer + "/" + std::to_string(j), "expected a number");
+      }
+      row.push_back(raw[i][j].get<double>());
+    }
+    grid.push_back(std::move(row));
+  }
+  return grid;
+}
+
+template <typename Enum>
+Enum enum_value(JsonObject& obj, const std::string& key, std::optional<Enum> (*parse)(std::string_view),
+                const std::string& choices) {
+  std::string text = obj.string(key);
+  auto value = parse(text);
+  if (!value) obj.fail(key, "must be one of " + choices);
+  return *value;
+}
+
+Provenance parse_provenance(JsonObject obj) {
+  Provenance p;
+  p.kind = enum_value(obj, "kind", try_parse_provenance_kind, provenance_kind_choices());
+  const auto& sources = obj.raw("sources");
+  if (!sources.is_array()) obj.fail("sources", "expected an array of strings");
+  for (std::size_t i = 0; i < sources.size(); ++i) {
+    if (!sources[i].is_string()) {
+      throw ConfigError(obj.file(), obj.child_pointer("sources") + "/" + std::to_string(i),
+                        "expected a string");
+    }
+    p.sources.push_back(sources[i].get<std::string>());
+  }
+  p.date = obj.optional_string("date").value_or("");
+  p.device = obj.optional_string("device").value_or("");
+  p.driver = obj.optional_string("driver").value_or("");
+  p.libraries = obj.optional_string("libraries").value_or("");
+  obj.finish();
+  return p;
+}
+
+GpuSpec parse_gpu(JsonObject obj) {
+  GpuSpec g;
+  g.name = obj.string("name");
+  g.sm_count = count(obj, "sm_count");
+  g.peak_clock_hz = obj.number("peak_clock_mhz") * kMHz;
+  g.max_boost_clock_hz = obj.number("max_boost_clock_mhz") * kMHz;
+  g.sustained_clock_factor = obj.number("sustained_clock_factor");
+  g.peak_flops = dtype_map(obj, "peak_tflops", kTflops);
+  g.hbm_bytes = obj.number("hbm_GB") * kGB;
+  g.hbm_bw_Bps = obj.number("hbm_bw_GBps") * kGBps;
+  g.l2_bytes = obj.number("l2_MiB") * kMiB;
+  g.llc_bytes = obj.number("llc_MiB") * kMiB;
+  g.launch_overhead_s = obj.number("launch_overhead_us") * kUs;
+  g.graph_launch_overhead_s = obj.number("graph_launch_overhead_us") * kUs;
+  g.graph_node_overhead_s = obj.number("graph_node_overhead_us") * kUs;
+  g.kernel_min_s = obj.number("kernel_min_us") * kUs;
+  g.source = obj.string("source");
+  obj.finish();
+  return g;
+}
+
+EfficiencyCurve parse_curve(JsonObject obj, const std::string& axis_key) {
+  EfficiencyCurve c;
+  c.x = obj.number_array(axis_key);
+  c.value = obj.number_array("value");
+  c.source = obj.string("source");
+  obj.finish();
+  return c;
+}
+
+GemmEfficiencyTable parse_gemm(JsonObject obj) {
+  GemmEfficiencyTable t;
+  t.m = obj.number_array("m");
+  t.min_nk = obj.number_array("min_nk");
+  t.value = number_grid(obj, "value");
+  t.source = obj.string("source");
+  obj.finish();
+  return t;
+}
+
+EfficiencySpec parse_efficiency(JsonObject obj) {
+  EfficiencySpec e;
+  e.gemm = parse_gemm(obj.object("gemm"));
+  e.gemm_dtype_factor = dtype_map(obj, "gemm_dtype_factor", 1.0);
+  e.grouped_gemm_factor = obj.number("grouped_gemm_factor");
+  e.attention_fwd = parse_curve(obj.object("attention_fwd"), "seq");
+  e.attention_bwd_factor = obj.number("attention_bwd_factor");
+  e.memory = parse_curve(obj.object("memory"), "bytes");
+  e.source = obj.string("source");
+  obj.finish();
+  return e;
+}
+
+FabricSpec parse_fabric(JsonObject obj) {
+  FabricSpec f;
+  f.type = enum_value(obj, "type", try_parse_fabric_type, fabric_type_choices());
+  f.link_bw_Bps = obj.number("link_bw_GBps") * kGBps;
+  f.usable_link_bw_Bps = obj.number("usable_link_bw_GBps") * kGBps;
+  f.links_per_gpu = count(obj, "links_per_gpu");
+  f.per_gpu_bw_Bps = obj.number("per_gpu_bw_GBps") * kGBps;
+  f.latency_s = obj.number("latency_us") * kUs;
+  f.source = obj.string("source");
+  obj.finish();
+  return f;
+}
+
+NodeSpec parse_node(JsonObject obj) {
+  NodeSpec n;
+  n.gpus_per_node = count(obj, "gpus_per_node");
+  n.fabric = parse_fabric(obj.object("fabric"));
+  obj.finish();
+  return n;
+}
+
+NetworkSpec parse_network(JsonObject obj) {
+  NetworkSpec n;
+  n.nics_per_node = count(obj, "nics_per_node");
+  n.nic_bw_Bps = obj.number("nic_gbps") * kGbps;
+  n.nic_usable_bw_Bps = obj.number("nic_usable_GBps") * kGBps;
+  n.latency_s = obj.number("latency_us") * kUs;
+  n.max_nodes = count(obj, "max_nodes");
+  n.source = obj.string("source");
+  obj.finish();
+  return n;
+}
+
+CollectiveTable parse_collective(JsonObject obj) {
+  CollectiveTable t;
+  t.kind = enum_value(obj, "kind", try_parse_collective_kind, collective_kind_choices());
+  t.scope = enum_value(obj, "scope", try_parse_collective_scope, collective_scope_choices());
+  t.gpus = count(obj, "gpus");
+  t.algorithm = enum_value(obj, "algorithm", try_parse_collective_algorithm, collective_algorithm_choices());
+  t.step_latency_s = obj.number("step_latency_us") * kUs;
+  for (auto point : obj.object_array("busbw")) {
+    t.bytes.push_back(point.number("bytes"));
+    t.busbw_Bps.push_back(point.number("GBps") * kGBps);
+    point.finish();
+  }
+  t.source = obj.string("source");
+  obj.finish();
+  return t;
+}
+
+ContentionSpec parse_contention(JsonObject obj) {
+  ContentionSpec c;
+  c.comm_sms = count(obj, "comm_sms");
+  c.compute_slowdown_with_comm = obj.number("compute_slowdown_with_comm");
+  c.comm_slowdown_with_compute = obj.number("comm_slowdown_with_compute");
+  c.hbm_interference = obj.number("hbm_interference");
+  c.source = obj.string("source");
+  obj.finish();
+  return c;
+}
+
+}  // namespace
+
+HwProfile parse_profile(const nlohmann::json& document, const std::string& source_file) {
+  JsonObject root(document, source_file);
+  HwProfile p;
+  p.source_file = source_file;
+  p.schema_version = count(root, "schema_version");
+  // Checked before anything else: a newer layout would otherwise fail on its first unknown key.
+  if (p.schema_version != 1) root.fail("schema_version", "must be 1");
+  p.name = root.string("name");
+  p.description = root.string("description");
+  p.provenance = parse_provenance(root.object("provenance"));
+  p.gpu = parse_gpu(root.object("gpu"));
+  p.efficiency = parse_efficiency(root.object("efficiency"));
+  p.node = parse_node(root.object("node"));
+  p.network = parse_network(root.object("network"));
+  for (auto entry : root.object_array("collectives"))
+    p.collectives.push_back(parse_collective(std::move(entry)));
+  p.contention = parse_contention(root.object("contention"));
+  root.finish();
+  return p;
+}
+
+}  // namespace moesim::hw::detail

@@ -1,0 +1,257 @@
+// validate(): every rule of hwprofiles/FORMAT.md, reported with the JSON pointer of the offending
+// key and the value converted back to the unit its key names.
+#include <cmath>
+
+#include "ProfileUnits.hpp"
+#include "moesim/common/Error.hpp"
+#include "moesim/hwprofiles/HwProfile.hpp"
+
+namespace moesim::hw {
+namespace {
+
+using units::format_number;
+using units::kGBps;
+using units::kMHz;
+using units::kMiB;
+using units::kOne;
+using units::kUs;
+
+/** Throws ConfigError("file: /pointer = value: rule"); `unit` turns the SI value back into file units. */
+class RuleChecker {
+ public:
+  explicit RuleChecker(const std::string& file) : file_(file) {}
+
+  [[noreturn]] void fail(const std::string& pointer, const std::string& message) const {
+    throw ConfigError(file_, pointer, message);
+  }
+  [[noreturn]] void fail_value(const std::string& pointer, double shown, const std::string& rule) const {
+    fail(pointer, "= " + format_number(shown) + ": " + rule);
+  }
+  void positive(const std::string& pointer, double value, double unit = kOne) const {
+    if (!(value > 0)) fail_value(pointer, value / unit, "must be > 0");
+  }
+  void non_negative(const std::string& pointer, double value, double unit = kOne) const {
+    if (!(value >= 0)) fail_value(pointer, value / unit, "must be >= 0");
+  }
+  void fraction(const std::string& pointer, double value) const {
+    if (!(value > 0 && value <= 1)) fail_value(pointer, value, "must be in (0, 1]");
+  }
+  void at_least_one(const std::string& pointer, double value) const {
+    if (!(value >= 1)) fail_value(pointer, value, "must be >= 1");
+  }
+  void not_empty(const std::string& pointer, const std::string& text) const {
+    if (text.empty()) fail(pointer, "= \"\": must not be empty");
+  }
+  /** A table axis: non-empty, positive, strictly increasing; element i lives at element_pointer(i). */
+  template <typename PointerOf>
+  void axis(const std::string& pointer, const std::vector<double>& values, double unit,
+            PointerOf element_pointer) const {
+    if (values.empty()) fail(pointer, "must not be empty");
+    for (std::size_t i = 0; i < values.size(); ++i) {
+      positive(element_pointer(i), values[i], unit);
+      if (i > 0 && !(values[i] > values[i - 1])) {
+        fail_value(element_pointer(i), values[i] / unit,
+                   "must be > the previous entry (" + format_number(values[i - 1] / unit) + ")");
+      }
+    }
+  }
+  void axis(const std::string& pointer, const std::vector<double>& values, double unit = kOne) const {
+    axis(pointer, values, unit, [&](std::size_t i) { return pointer + "/" + std::to_string(i); });
+  }
+  void same_count(const std::string& pointer, std::size_t count, std::size_t expected,
+                  const std::string& what) const {
+    if (count != expected) {
+      fail(pointer, "has " + std::to_string(count) + " entries: must have one per " + what + " entry (" +
+                        std::to_string(expected) + ")");
+    }
+  }
+
+ private:
+  const std::string& file_;
+};
+
+void validate_header(const HwProfile& p, const RuleChecker& check) {
+  if (p.schema_version != 1) check.fail_value("/schema_version", p.schema_version, "must be 1");
+  check.not_empty("/name", p.name);
+  const Provenance& prov = p.provenance;
+  if (prov.sources.empty()) check.fail("/provenance/sources", "must list at least one source");
+  if (prov.kind != ProvenanceKind::CALIBRATED) return;
+  const std::pair<const char*, const std::string*> required[] = {{"date", &prov.date},
+                                                                 {"device", &prov.device},
+                                                                 {"driver", &prov.driver},
+                                                                 {"libraries", &prov.libraries}};
+  for (const auto& [key, value] : required) {
+    if (value->empty())
+      check.fail(std::string("/provenance/") + key, "is missing (required when kind is calibrated)");
+  }
+}
+
+void validate_gpu(const GpuSpec& g, const RuleChecker& check) {
+  check.not_empty("/gpu/name", g.name);
+  check.positive("/gpu/sm_count", g.sm_count);
+  check.positive("/gpu/peak_clock_mhz", g.peak_clock_hz, kMHz);
+  check.positive("/gpu/max_boost_clock_mhz", g.max_boost_clock_hz, kMHz);
+  if (g.max_boost_clock_hz < g.peak_clock_hz) {
+    check.fail_value("/gpu/max_boost_clock_mhz", g.max_boost_clock_hz / kMHz,
+                     "must be >= /gpu/peak_clock_mhz (" + format_number(g.peak_clock_hz / kMHz) + ")");
+  }
+  check.fraction("/gpu/sustained_clock_factor", g.sustained_clock_factor);
+  if (g.peak_flops.empty()) check.fail("/gpu/peak_tflops", "must give at least one dtype");
+  for (const auto& [dtype, flops] : g.peak_flops)
+    check.positive("/gpu/peak_tflops/" + dtype, flops, units::kTflops);
+  check.positive("/gpu/hbm_GB", g.hbm_bytes, units::kGB);
+  check.positive("/gpu/hbm_bw_GBps", g.hbm_bw_Bps, kGBps);
+  check.positive("/gpu/l2_MiB", g.l2_bytes, kMiB);
+  check.non_negative("/gpu/llc_MiB", g.llc_bytes, kMiB);
+  check.non_negative("/gpu/launch_overhead_us", g.launch_overhead_s, kUs);
+  check.non_negative("/gpu/graph_launch_overhead_us", g.graph_launch_overhead_s, kUs);
+  check.non_negative("/gpu/graph_node_overhead_us", g.graph_node_overhead_s, kUs);
+  check.non_negative("/gpu/kernel_min_us", g.kernel_min_s, kUs);
+  check.not_empty("/gpu/source", g.source);
+}
+
+void validate_curve(const EfficiencyCurve& c, const std::string& pointer, const std::string& axis_key,
+                    const RuleChecker& check) {
+  check.axis(pointer + "/" + axis_key, c.x);
+  check.same_count(pointer + "/value", c.value.size(), c.x.size(), axis_key);
+  for (std::size_t i = 0; i < c.value.size(); ++i)
+    check.fraction(pointer + "/value/" + std::to_string(i), c.value[i]);
+  check.not_empty(pointer + "/source", c.source);
+}
+
+void validate_gemm(const GemmEfficiencyTable& t, const RuleChecker& check) {
+  const std::string base = "/efficiency/gemm";
+  check.axis(base + "/m", t.m);
+  check.axis(base + "/min_nk", t.min_nk);
+  check.same_count(base + "/value", t.value.size(), t.m.size(), "m");
+  for (std::size_t i = 0; i < t.value.size(); ++i) {
+    const std::string row = base + "/value/" + std::to_string(i);
+    check.same_count(row, t.value[i].size(), t.min_nk.size(), "min_nk");
+    for (std::size_t j = 0; j < t.value[i].size(); ++j)
+      check.fraction(row + "/" + std::to_string(j), t.value[i][j]);
+  }
+  check.not_empty(base + "/source", t.source);
+}
+
+void validate_efficiency(const HwProfile& p, const RuleChecker& check) {
+  const EfficiencySpec& e = p.efficiency;
+  validate_gemm(e.gemm, check);
+  for (const auto& [dtype, factor] : e.gemm_dtype_factor) {
+    const std::string pointer = "/efficiency/gemm_dtype_factor/" + dtype;
+    if (!p.gpu.peak_flops.count(dtype)) check.fail(pointer, "has no matching /gpu/peak_tflops/" + dtype);
+    check.fraction(pointer, factor);
+  }
+  check.fraction("/efficiency/grouped_gemm_factor", e.grouped_gemm_factor);
+  validate_curve(e.attention_fwd, "/efficiency/attention_fwd", "seq", check);
+  check.fraction("/efficiency/attention_bwd_factor", e.attention_bwd_factor);
+  validate_curve(e.memory, "/efficiency/memory", "bytes", check);
+  check.not_empty("/efficiency/source", e.source);
+}
+
+void validate_node(const NodeSpec& n, const RuleChecker& check) {
+  check.positive("/node/gpus_per_node", n.gpus_per_node);
+  const FabricSpec& f = n.fabric;
+  const std::string base = "/node/fabric";
+  check.positive(base + "/link_bw_GBps", f.link_bw_Bps, kGBps);
+  check.positive(base + "/usable_link_bw_GBps", f.usable_link_bw_Bps, kGBps);
+  if (f.usable_link_bw_Bps > f.link_bw_Bps) {
+    check.fail_value(base + "/usable_link_bw_GBps", f.usable_link_bw_Bps / kGBps,
+                     "must be <= link_bw_GBps (" + format_number(f.link_bw_Bps / kGBps) + ")");
+  }
+  check.positive(base + "/links_per_gpu", f.links_per_gpu);
+  check.positive(base + "/per_gpu_bw_GBps", f.per_gpu_bw_Bps, kGBps);
+  double expected = f.link_bw_Bps * f.links_per_gpu;
+  // 0.5% slack: datasheet per-GPU figures are rounded (e.g. 7 * 76.8 = 537.6).
+  if (std::abs(f.per_gpu_bw_Bps - expected) > 0.005 * expected) {
+    check.fail_value(base + "/per_gpu_bw_GBps", f.per_gpu_bw_Bps / kGBps,
+                     "must equal link_bw_GBps * links_per_gpu (" + format_number(expected / kGBps) + ")");
+  }
+  if (f.type == FabricType::MESH && f.links_per_gpu != n.gpus_per_node - 1) {
+    check.fail_value(
+        base + "/links_per_gpu", f.links_per_gpu,
+        "a full mesh needs gpus_per_node - 1 (" + std::to_string(n.gpus_per_node - 1) + ") links");
+  }
+  check.non_negative(base + "/latency_us", f.latency_s, kUs);
+  check.not_empty(base + "/source", f.source);
+}
+
+void validate_network(const NetworkSpec& n, const RuleChecker& check) {
+  check.positive("/network/nics_per_node", n.nics_per_node);
+  check.positive("/network/nic_gbps", n.nic_bw_Bps, units::kGbps);
+  check.positive("/network/nic_usable_GBps", n.nic_usable_bw_Bps, kGBps);
+  if (n.nic_usable_bw_Bps > n.nic_bw_Bps) {
+    check.fail_value("/network/nic_usable_GBps", n.nic_usable_bw_Bps / kGBps,
+                     "must be <= nic_gbps / 8 (" + format_number(n.nic_bw_Bps / kGBps) + ")");
+  }
+  check.non_negative("/network/latency_us", n.latency_s, kUs);
+  check.positive("/network/max_nodes", n.max_nodes);
+  check.not_empty("/network/source", n.source);
+}
+
+void validate_group_size(const HwProfile& p, const CollectiveTable& t, const std::string& pointer,
+                         const RuleChecker& check) {
+  int per_node = p.node.gpus_per_node;
+  if (t.gpus < 2) check.fail_value(pointer, t.gpus, "must be >= 2");
+  if (t.scope == CollectiveScope::INTRA && t.gpus > per_node) {
+    check.fail_value(pointer, t.gpus,
+                     "must be <= /node/gpus_per_node (" + std::to_string(per_node) + ") for scope intra");
+  }
+  if (t.scope == CollectiveScope::INTER && t.gpus <= per_node) {
+    check.fail_value(pointer, t.gpus,
+                     "must be > /node/gpus_per_node (" + std::to_string(per_node) + ") for scope inter");
+  }
+  int cluster = p.network.max_nodes * per_node;
+  if (t.scope == CollectiveScope::INTER && t.gpus > cluster) {
+    check.fail_value(pointer, t.gpus,
+                     "must be <= /network/max_nodes * /node/gpus_per_node (" + std::to_string(cluster) + ")");
+  }
+}
+
+void validate_collective(const HwProfile& p, std::size_t index, const RuleChecker& check) {
+  const CollectiveTable& t = p.collectives[index];
+  const std::string base = "/collectives/" + std::to_string(index);
+  validate_group_size(p, t, base + "/gpus", check);
+  check.non_negative(base + "/step_latency_us", t.step_latency_s, kUs);
+  auto point = [&](std::size_t j, const char* key) {
+    return base + "/busbw/" + std::to_string(j) + "/" + key;
+  };
+  check.axis(base + "/busbw", t.bytes, kOne, [&](std::size_t j) { return point(j, "bytes"); });
+  for (std::size_t j = 0; j < t.busbw_Bps.size(); ++j)
+    check.positive(point(j, "GBps"), t.busbw_Bps[j], kGBps);
+  check.not_empty(base + "/source", t.source);
+  for (std::size_t other = 0; other < index; ++other) {
+    const CollectiveTable& o = p.collectives[other];
+    if (o.kind == t.kind && o.scope == t.scope && o.gpus == t.gpus) {
+      check.fail(base, "duplicates /collectives/" + std::to_string(other) + " (" + to_string(t.kind) + ", " +
+                           to_string(t.scope) + ", " + std::to_string(t.gpus) + " GPUs)");
+    }
+  }
+}
+
+void validate_contention(const HwProfile& p, const RuleChecker& check) {
+  const ContentionSpec& c = p.contention;
+  check.non_negative("/contention/comm_sms", c.comm_sms);
+  if (c.comm_sms >= p.gpu.sm_count) {
+    check.fail_value("/contention/comm_sms", c.comm_sms,
+                     "must be < /gpu/sm_count (" + std::to_string(p.gpu.sm_count) + ")");
+  }
+  check.at_least_one("/contention/compute_slowdown_with_comm", c.compute_slowdown_with_comm);
+  check.at_least_one("/contention/comm_slowdown_with_compute", c.comm_slowdown_with_compute);
+  check.at_least_one("/contention/hbm_interference", c.hbm_interference);
+  check.not_empty("/contention/source", c.source);
+}
+
+}  // namespace
+
+void validate(const HwProfile& profile) {
+  RuleChecker check(profile.source_file);
+  validate_header(profile, check);
+  validate_gpu(profile.gpu, check);
+  validate_efficiency(profile, check);
+  validate_node(profile.node, check);
+  validate_network(profile.network, check);
+  for (std::size_t i = 0; i < profile.collectives.size(); ++i) validate_collective(profile, i, check);
+  validate_contention(profile, check);
+}
+
+}  // namespace moesim::hw

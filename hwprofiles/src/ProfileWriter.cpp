@@ -1,0 +1,143 @@
+#include "moesim/hwprofiles/ProfileWriter.hpp"
+
+#include <string>
+
+#include "ProfileUnits.hpp"
+
+namespace moesim::hw {
+namespace {
+
+using nlohmann::ordered_json;
+using units::kGB;
+using units::kGbps;
+using units::kGBps;
+using units::kMHz;
+using units::kMiB;
+using units::kTflops;
+using units::kUs;
+
+// SI value → file units, without the last-bit noise of the unit conversion.
+double in_unit(double si_value, double unit) {
+  return std::stod(units::format_number(si_value / unit));
+}
+
+std::vector<double> in_unit(const std::vector<double>& si_values, double unit) {
+  std::vector<double> out;
+  out.reserve(si_values.size());
+  for (double v : si_values) out.push_back(in_unit(v, unit));
+  return out;
+}
+
+ordered_json dtype_object(const std::map<std::string, double>& by_dtype, double unit) {
+  ordered_json out = ordered_json::object();
+  for (const auto& dtype : known_dtypes()) {
+    auto it = by_dtype.find(dtype);
+    if (it != by_dtype.end()) out[dtype] = in_unit(it->second, unit);
+  }
+  return out;
+}
+
+ordered_json provenance_json(const Provenance& p) {
+  ordered_json out{{"kind", to_string(p.kind)}, {"sources", p.sources}};
+  const std::pair<const char*, const std::string*> optional[] = {
+      {"date", &p.date}, {"device", &p.device}, {"driver", &p.driver}, {"libraries", &p.libraries}};
+  for (const auto& [key, value] : optional) {
+    if (!value->empty()) out[key] = *value;
+  }
+  return out;
+}
+
+ordered_json gpu_json(const GpuSpec& g) {
+  return {{"name", g.name},
+          {"sm_count", g.sm_count},
+          {"peak_clock_mhz", in_unit(g.peak_clock_hz, kMHz)},
+          {"max_boost_clock_mhz", in_unit(g.max_boost_clock_hz, kMHz)},
+          {"sustained_clock_factor", g.sustained_clock_factor},
+          {"peak_tflops", dtype_object(g.peak_flops, kTflops)},
+          {"hbm_GB", in_unit(g.hbm_bytes, kGB)},
+          {"hbm_bw_GBps", in_unit(g.hbm_bw_Bps, kGBps)},
+          {"l2_MiB", in_unit(g.l2_bytes, kMiB)},
+          {"llc_MiB", in_unit(g.llc_bytes, kMiB)},
+          {"launch_overhead_us", in_unit(g.launch_overhead_s, kUs)},
+          {"graph_launch_overhead_us", in_unit(g.graph_launch_overhead_s, kUs)},
+          {"graph_node_overhead_us", in_unit(g.graph_node_overhead_s, kUs)},
+          {"kernel_min_us", in_unit(g.kernel_min_s, kUs)},
+          {"source", g.source}};
+}
+
+ordered_json efficiency_json(const EfficiencySpec& e) {
+  return {
+      {"gemm",
+       {{"m", e.gemm.m}, {"min_nk", e.gemm.min_nk}, {"value", e.gemm.value}, {"source", e.gemm.source}}},
+      {"gemm_dtype_factor", dtype_object(e.gemm_dtype_factor, 1.0)},
+      {"grouped_gemm_factor", e.grouped_gemm_factor},
+      {"attention_fwd",
+       {{"seq", e.attention_fwd.x}, {"value", e.attention_fwd.value}, {"source", e.attention_fwd.source}}},
+      {"attention_bwd_factor", e.attention_bwd_factor},
+      {"memory", {{"bytes", e.memory.x}, {"value", e.memory.value}, {"source", e.memory.source}}},
+      {"source", e.source}};
+}
+
+ordered_json node_json(const NodeSpec& n) {
+  const FabricSpec& f = n.fabric;
+  return {{"gpus_per_node", n.gpus_per_node},
+          {"fabric",
+           {{"type", to_string(f.type)},
+            {"link_bw_GBps", in_unit(f.link_bw_Bps, kGBps)},
+            {"usable_link_bw_GBps", in_unit(f.usable_link_bw_Bps, kGBps)},
+            {"links_per_gpu", f.links_per_gpu},
+            {"per_gpu_bw_GBps", in_unit(f.per_gpu_bw_Bps, kGBps)},
+            {"latency_us", in_unit(f.latency_s, kUs)},
+            {"source", f.source}}}};
+}
+
+ordered_json network_json(const NetworkSpec& n) {
+  return {{"nics_per_node", n.nics_per_node},
+          {"nic_gbps", in_unit(n.nic_bw_Bps, kGbps)},
+          {"nic_usable_GBps", in_unit(n.nic_usable_bw_Bps, kGBps)},
+          {"latency_us", in_unit(n.latency_s, kUs)},
+          {"max_nodes", n.max_nodes},
+          {"source", n.source}};
+}
+
+ordered_json collective_json(const CollectiveTable& t) {
+  ordered_json points = ordered_json::array();
+  std::vector<double> rates = in_unit(t.busbw_Bps, kGBps);
+  for (std::size_t i = 0; i < t.bytes.size() && i < rates.size(); ++i) {
+    points.push_back({{"bytes", t.bytes[i]}, {"GBps", rates[i]}});
+  }
+  return {{"kind", to_string(t.kind)},
+          {"scope", to_string(t.scope)},
+          {"gpus", t.gpus},
+          {"algorithm", to_string(t.algorithm)},
+          {"step_latency_us", in_unit(t.step_latency_s, kUs)},
+          {"busbw", points},
+          {"source", t.source}};
+}
+
+ordered_json contention_json(const ContentionSpec& c) {
+  return {{"comm_sms", c.comm_sms},
+          {"compute_slowdown_with_comm", c.compute_slowdown_with_comm},
+          {"comm_slowdown_with_compute", c.comm_slowdown_with_compute},
+          {"hbm_interference", c.hbm_interference},
+          {"source", c.source}};
+}
+
+}  // namespace
+
+ordered_json profile_to_json(const HwProfile& profile) {
+  ordered_json collectives = ordered_json::array();
+  for (const auto& table : profile.collectives) collectives.push_back(collective_json(table));
+  return {{"schema_version", profile.schema_version},
+          {"name", profile.name},
+          {"description", profile.description},
+          {"provenance", provenance_json(profile.provenance)},
+          {"gpu", gpu_json(profile.gpu)},
+          {"efficiency", efficiency_json(profile.efficiency)},
+          {"node", node_json(profile.node)},
+          {"network", network_json(profile.network)},
+          {"collectives", collectives},
+          {"contention", contention_json(profile.contention)}};
+}
+
+}  // namespace moesim::hw

@@ -1,0 +1,115 @@
+#include "moesim/reports/ResultJson.hpp"
+
+#include "moesim/sim/Types.hpp"
+
+namespace moesim::reports {
+
+namespace {
+/** Milliseconds rounded to the nanosecond the engine works in, so JSON shows no float noise. */
+double ms(double v) {
+  return std::round(v * 1e6) / 1e6;
+}
+double pct(double v) {
+  return std::round(v * 1e3) / 1e3;
+}
+
+std::string routing_text(const models::RoutingSpec& r) {
+  switch (r.kind) {
+    case models::RoutingSpec::Kind::BALANCED:
+      return "balanced";
+    case models::RoutingSpec::Kind::UNIFORM:
+      return "uniform";
+    case models::RoutingSpec::Kind::ZIPF:
+      return "zipf:" + nlohmann::json(r.zipf_s).dump();
+    case models::RoutingSpec::Kind::HISTOGRAM:
+      return "histogram:" + r.histogram_file;
+  }
+  return "?";
+}
+}  // namespace
+
+nlohmann::json scenario_json(const schedules::Scenario& s) {
+  nlohmann::json j;
+  j["model"] = s.model.name;
+  j["hw"] = s.hw.name;
+  j["hw_provenance"] = hw::to_string(s.hw.provenance.kind);
+  j["schedule"] = s.schedule;
+  j["options"] = s.options;
+  j["phase"] = schedules::to_string(s.workload.phase);
+  j["moe_comm"] = schedules::to_string(s.parallel.moe_comm);
+  j["ep"] = s.parallel.ep;
+  j["tp"] = s.parallel.tp;
+  j["dp"] = s.parallel.dp;
+  j["nodes"] = schedules::node_count(s);
+  j["tokens_per_rank"] = s.workload.tokens;
+  j["seq"] = s.workload.seq_len;
+  j["layers"] = schedules::simulated_layers(s);
+  j["dtype"] = models::to_string(s.workload.dtype);
+  j["routing"] = routing_text(s.workload.routing);
+  j["seed"] = s.workload.seed;
+  j["capacity_factor"] = s.workload.capacity_factor;
+  return j;
+}
+
+nlohmann::json metrics_json(const schedules::SimulationResult& r) {
+  nlohmann::json m;
+  m["step_ms"] = ms(r.step_ms);
+  m["layer_ms"] = ms(r.layer_ms);
+  m["compute_ms"] = ms(r.compute_ms);
+  m["comm_ms"] = ms(r.comm_ms);
+  m["exposed_comm_ms"] = ms(r.exposed_comm_ms);
+  m["overlap_pct"] = pct(r.overlap_pct);
+  m["sm_busy_pct"] = pct(r.sm_busy_pct);
+  m["mfu_pct"] = pct(r.mfu_pct);
+  m["tokens_per_s"] = std::round(r.tokens_per_s);
+  return m;
+}
+
+nlohmann::json result_json(const schedules::SimulationResult& r, const schedules::SimulationResult* baseline,
+                           const RunContext& context) {
+  nlohmann::json j;
+  j["schema_version"] = 1;
+  j["tool"] = {{"name", "moesim"}, {"version", context.tool_version}, {"git_sha", context.git_sha}};
+  j["args"] = context.args;
+  j["scenario"] = scenario_json(r.scenario);
+  j["engine"] = {{"backend", "analytic"},
+                 {"symmetric_fast_path", r.symmetric},
+                 {"simulated_ranks", r.ranks.size()},
+                 {"ops", r.program->ops().size()},
+                 {"events", r.run.events}};
+  nlohmann::json metrics = metrics_json(r);
+  for (auto& [k, v] : metrics.items()) j[k] = v;
+  if (baseline != nullptr) {
+    j["speedup_vs"] = {{"schedule", baseline->scenario.schedule},
+                       {"speedup", std::round(baseline->step_ms / r.step_ms * 1e4) / 1e4},
+                       {"baseline", metrics_json(*baseline)}};
+  }
+  nlohmann::json path = nlohmann::json::object();
+  const double total = static_cast<double>(r.run.makespan_ns);
+  for (const auto& [cat, ns] : r.analysis.critical_path_by_category) {
+    path[cat] = {{"ms", ms(ns / 1e6)}, {"share_pct", pct(total > 0 ? 100.0 * ns / total : 0)}};
+  }
+  j["critical_path"] = path;
+  nlohmann::json ranks = nlohmann::json::array();
+  for (const auto& f : r.ranks) {
+    ranks.push_back({{"rank", f.rank},
+                     {"end_ms", ms(f.end_ms)},
+                     {"compute_ms", ms(f.compute_ms)},
+                     {"comm_ms", ms(f.comm_ms)},
+                     {"exposed_comm_ms", ms(f.exposed_comm_ms)},
+                     {"overlap_pct", pct(f.overlap_pct)}});
+  }
+  j["per_rank"] = ranks;
+  if (r.farskip_bound) {
+    const auto& b = *r.farskip_bound;
+    j["farskip_eq9"] = {{"dispatch_plus_combine_ms", ms(b.comm_ms())},
+                        {"overlappable_ms", ms(b.overlappable_ms())},
+                        {"layer_compute_ms", ms(b.layer_compute_ms)},
+                        {"routed_ms", ms(b.routed_ms)},
+                        {"gate_ms", ms(b.gate_ms)},
+                        {"holds", b.holds()}};
+  }
+  return j;
+}
+
+}  // namespace moesim::reports

@@ -1,0 +1,30 @@
+#pragma once
+/**
+ * @file Turns model-side kernel costs (FLOPs, bytes, shapes) into engine work on one GPU, and a
+ * hardware profile into the engine's Platform. The only place where models meet hwprofiles.
+ */
+#include "moesim/hwprofiles/HwProfile.hpp"
+#include "moesim/models/DType.hpp"
+#include "moesim/models/OpCost.hpp"
+#include "moesim/sim/Platform.hpp"
+#include "moesim/sim/Program.hpp"
+
+namespace moesim::schedules {
+
+/**
+ * @brief Alone-on-the-GPU work of a kernel:
+ *   compute_ns  = flops / (sustained peak · efficiency(kind, shape))
+ *   memory_ns   = bytes / (HBM bandwidth · memory_efficiency(bytes))
+ *   fixed_ns    = the profile's shortest kernel (device-side start and drain)
+ *   sm_fraction = output tiles (128×128) / SMs, capped at 1, for GEMMs; 1 otherwise.
+ */
+sim::KernelWork kernel_work(const hw::HwProfile& hw, const models::KernelCost& cost, models::DType dtype);
+
+/** @brief Host time to launch one kernel eagerly (ns). */
+double launch_ns(const hw::HwProfile& hw);
+
+/** @brief The engine's machine: `nodes` nodes of the profile's node, its fabric, NICs and collective tables.
+ */
+sim::Platform make_platform(const hw::HwProfile& hw, int nodes);
+
+}  // namespace moesim::schedules

@@ -1,0 +1,75 @@
+#pragma once
+/** @file Everything one simulation needs: model, hardware, parallelism, workload and schedule choice. */
+#include <cstdint>
+#include <map>
+#include <string>
+
+#include "moesim/hwprofiles/HwProfile.hpp"
+#include "moesim/models/DType.hpp"
+#include "moesim/models/ModelSpec.hpp"
+#include "moesim/models/Routing.hpp"
+
+namespace moesim::schedules {
+
+/** @brief What part of the model's life is simulated. */
+enum class Phase { FORWARD, TRAIN, PREFILL, DECODE };
+
+/** @brief How MoE layers communicate. */
+enum class MoeComm {
+  ALLTOALL,   ///< Megatron/DeepEP style: Dispatch and Combine all-to-alls over the EP group
+  ALLREDUCE,  ///< vLLM/SGLang style: activations replicated, experts split, one all-reduce after MoE
+};
+
+/** @brief Parallel layout. Ranks of one EP group are consecutive GPUs, node-major. */
+struct Parallelism {
+  int ep = 1;
+  int tp = 1;     ///< attention tensor parallelism (allreduce style: equals ep)
+  int dp = 1;     ///< data-parallel replicas: they multiply throughput, not layer time
+  int nodes = 0;  ///< 0: as many as the EP group needs
+  MoeComm moe_comm = MoeComm::ALLTOALL;
+};
+
+/** @brief The work of one step. */
+struct Workload {
+  Phase phase = Phase::TRAIN;
+  std::int64_t tokens = 0;   ///< per rank (allreduce style: the replicated batch every rank holds)
+  std::int64_t seq_len = 0;  ///< tokens form tokens/seq_len causal sequences
+  models::DType dtype = models::DType::BF16;
+  models::RoutingSpec routing;
+  std::uint64_t seed = 1;
+  double capacity_factor = 0;  ///< <= 0: no capacity limit (dropless)
+  int layers = 0;              ///< 0: the model's count; N: the first N layers
+};
+
+/** @brief A complete scenario. */
+struct Scenario {
+  models::ModelSpec model;
+  hw::HwProfile hw;
+  Parallelism parallel;
+  Workload workload;
+  std::string schedule = "regular";
+  std::map<std::string, std::string> options;  ///< schedule options (--opt KEY=VALUE)
+  bool per_rank = false;                       ///< force full per-rank simulation
+};
+
+std::string to_string(Phase phase);
+/** @brief Parses forward|train|prefill|decode; ConfigError at "--phase" otherwise. */
+Phase parse_phase(const std::string& text);
+std::string to_string(MoeComm comm);
+/** @brief Parses alltoall|allreduce; ConfigError at "--moe-comm" otherwise. */
+MoeComm parse_moe_comm(const std::string& text);
+
+/** @brief Layers to simulate (workload.layers or the model's count). */
+int simulated_layers(const Scenario& s);
+/** @brief GPUs that run one copy of the layer (the EP group). */
+int group_size(const Scenario& s);
+/** @brief Nodes the group spans (parallel.nodes, or the fewest that hold it). */
+int node_count(const Scenario& s);
+
+/**
+ * @brief Rejects impossible scenarios with one line naming the flag: EP not dividing the experts,
+ * tokens not divisible by seq, more GPUs than nodes hold, TP not dividing heads... (ScheduleError).
+ */
+void validate(const Scenario& s);
+
+}  // namespace moesim::schedules

@@ -1,0 +1,74 @@
+#pragma once
+/** @file Build a scenario's op DAG with its schedule, run it, and derive the headline figures. */
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "moesim/schedules/Scenario.hpp"
+#include "moesim/sim/Analysis.hpp"
+#include "moesim/sim/Program.hpp"
+#include "moesim/sim/RunResult.hpp"
+
+namespace moesim::schedules {
+
+/** @brief A schedule option, for `moesim list schedules` and error messages. */
+struct OptionDoc {
+  std::string key;
+  std::string values;
+  std::string description;
+};
+
+/** @brief A registered schedule family. */
+struct ScheduleInfo {
+  std::string name;
+  std::string description;
+  std::vector<OptionDoc> options;
+};
+
+/** @brief Every schedule `--schedule` accepts. */
+const std::vector<ScheduleInfo>& schedule_catalog();
+
+/**
+ * @brief FarSkip paper Eq. (9), per MoE layer of the forward pass, averaged over MoE layers:
+ * T_Dispatch + T_Combine <= T_layer − (T_routed + T_gate), with T_layer the layer's compute time.
+ */
+struct FarSkipBound {
+  double dispatch_ms = 0, combine_ms = 0, layer_compute_ms = 0, routed_ms = 0, gate_ms = 0;
+  double comm_ms() const { return dispatch_ms + combine_ms; }
+  double overlappable_ms() const { return layer_compute_ms - (routed_ms + gate_ms); }
+  bool holds() const { return comm_ms() <= overlappable_ms(); }
+};
+
+/** @brief Headline figures of one rank (ms). */
+struct RankFigures {
+  int rank = 0;
+  double end_ms = 0, compute_ms = 0, comm_ms = 0, exposed_comm_ms = 0, overlap_pct = 0;
+};
+
+/** @brief Everything one simulation produced. */
+struct SimulationResult {
+  Scenario scenario;
+  std::shared_ptr<const sim::Program> program;
+  sim::RunResult run;
+  sim::Analysis analysis;
+  bool symmetric = false;  ///< simulated as one representative rank
+  int world = 1;           ///< GPUs in the EP group
+  int layers = 0;
+  double step_ms = 0;          ///< the phase's time for the simulated layer stack (slowest rank)
+  double layer_ms = 0;         ///< step_ms / layers
+  double compute_ms = 0;       ///< mean over ranks of compute busy time
+  double comm_ms = 0;          ///< mean over ranks of communication busy time
+  double exposed_comm_ms = 0;  ///< mean over ranks of comm with no compute under it
+  double overlap_pct = 0;      ///< 100 · (1 − exposed/comm)
+  double sm_busy_pct = 0;      ///< compute_ms / step_ms
+  double mfu_pct = 0;          ///< model FLOPs per rank / (step · dense peak)
+  double tokens_per_s = 0;     ///< tokens of all ranks (× dp) per second of step
+  std::vector<RankFigures> ranks;
+  std::optional<FarSkipBound> farskip_bound;
+};
+
+/** @brief Validates, builds and runs. ConfigError/ScheduleError for bad input. */
+SimulationResult simulate(const Scenario& scenario);
+
+}  // namespace moesim::schedules

@@ -1,0 +1,102 @@
+#include "moesim/schedules/CostModel.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <memory>
+
+#include "moesim/common/Error.hpp"
+
+namespace moesim::schedules {
+
+namespace {
+constexpr double kTile =
+    128;  // output tile edge of the GEMM kernels the efficiency tables were measured with
+
+hw::CollectiveKind to_hw(sim::CollectiveKind kind) {
+  switch (kind) {
+    case sim::CollectiveKind::ALL_TO_ALL:
+      return hw::CollectiveKind::ALL_TO_ALL;
+    case sim::CollectiveKind::ALL_REDUCE:
+      return hw::CollectiveKind::ALL_REDUCE;
+    case sim::CollectiveKind::ALL_GATHER:
+      return hw::CollectiveKind::ALL_GATHER;
+    case sim::CollectiveKind::REDUCE_SCATTER:
+      return hw::CollectiveKind::REDUCE_SCATTER;
+  }
+  return hw::CollectiveKind::ALL_TO_ALL;
+}
+}  // namespace
+
+sim::KernelWork kernel_work(const hw::HwProfile& hw, const models::KernelCost& cost, models::DType dtype) {
+  using models::KernelClass;
+  const std::string dt = models::to_string(dtype);
+  sim::KernelWork w;
+  w.fixed_ns = hw.gpu.kernel_min_s * 1e9;
+  if (cost.bytes > 0) w.memory_ns = cost.bytes / (hw.gpu.hbm_bw_Bps * hw.memory_efficiency(cost.bytes)) * 1e9;
+  const auto& g = cost.gemm;
+  double rate = 0;
+  switch (cost.kind) {
+    case KernelClass::GEMM:
+      rate = hw.achieved_gemm_flops(dt, g.m, g.n, g.k);
+      break;
+    case KernelClass::GROUPED_GEMM:
+      rate = hw.sustained_peak_flops(dt) * hw.grouped_gemm_efficiency(g.m, g.n, g.k, g.groups) *
+             hw.gemm_dtype_factor(dt);
+      break;
+    case KernelClass::ATTENTION: {
+      auto pass = cost.name.find(".dgrad") != std::string::npos ? hw::AttentionPass::BACKWARD
+                                                                : hw::AttentionPass::FORWARD;
+      rate = hw.sustained_peak_flops(dt) *
+             hw.attention_efficiency(std::max<std::int64_t>(cost.attn_seq, 1), pass);
+      break;
+    }
+    case KernelClass::MEMORY:
+      break;
+  }
+  if (cost.flops > 0 && rate > 0) w.compute_ns = cost.flops / rate * 1e9;
+  if (cost.kind == KernelClass::GEMM || cost.kind == KernelClass::GROUPED_GEMM) {
+    double tiles = std::ceil(static_cast<double>(g.m) / kTile) * std::ceil(static_cast<double>(g.n) / kTile) *
+                   static_cast<double>(std::max<std::int64_t>(g.groups, 1));
+    w.sm_fraction = std::clamp(tiles / hw.gpu.sm_count, 1.0 / hw.gpu.sm_count, 1.0);
+  }
+  return w;
+}
+
+double launch_ns(const hw::HwProfile& hw) {
+  return hw.gpu.launch_overhead_s * 1e9;
+}
+
+sim::Platform make_platform(const hw::HwProfile& hw, int nodes) {
+  sim::Topology topo;
+  topo.nodes = nodes;
+  topo.gpus_per_node = hw.node.gpus_per_node;
+  const auto& fabric = hw.node.fabric;
+  topo.fabric = fabric.type == hw::FabricType::MESH ? sim::FabricType::MESH : sim::FabricType::SWITCH;
+  topo.gpu_port_Bps = fabric.usable_link_bw_Bps * fabric.links_per_gpu;
+  topo.mesh_link_Bps = fabric.usable_link_bw_Bps;
+  if (nodes > 1) {
+    if (hw.network.nics_per_node < 1)
+      throw ScheduleError("profile '" + hw.name + "' has no NICs: use --nodes 1");
+    topo.gpus_per_nic = std::max(1, hw.node.gpus_per_node / hw.network.nics_per_node);
+    topo.nic_Bps = hw.network.nic_usable_bw_Bps;
+  }
+  sim::GpuResources gpu;
+  gpu.sm_count = hw.gpu.sm_count;
+  gpu.comm_sms = hw.contention.comm_sms;
+  gpu.compute_slowdown_with_comm = hw.contention.compute_slowdown_with_comm;
+  gpu.comm_slowdown_with_compute = hw.contention.comm_slowdown_with_compute;
+  auto profile = std::make_shared<const hw::HwProfile>(hw);
+  auto cost = [profile](const sim::CollectiveQuery& q) {
+    auto scope = q.spans_nodes ? hw::CollectiveScope::INTER : hw::CollectiveScope::INTRA;
+    auto kind = to_hw(q.kind);
+    if (!profile->has_collective(kind, scope)) {
+      throw ScheduleError("profile '" + profile->name + "' has no " + hw::to_string(kind) + " table for " +
+                          hw::to_string(scope) + "-node groups");
+    }
+    return sim::CollectiveCost{profile->busbw_Bps(kind, q.group_size, scope, std::max(q.bytes, 1.0)),
+                               profile->step_latency_s(kind, q.group_size, scope) * 1e9};
+  };
+  return sim::make_platform(topo, gpu, cost);
+}
+
+}  // namespace moesim::schedules

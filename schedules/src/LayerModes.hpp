@@ -1,0 +1,40 @@
+#pragma once
+/** @file Per-layer FarSkip connectivity, parsed from schedule options. */
+#include <map>
+#include <string>
+#include <vector>
+
+namespace moesim::schedules::detail {
+
+/**
+ * @brief How one layer is wired (FarSkip paper §3): a converted layer's attention input skips the
+ * previous layer's routed experts (so Combine can overlap it), and its MoE input skips its own
+ * attention (so Dispatch can overlap it). `overlap` false is Primus' "simple" reference: FarSkip
+ * connectivity, but every collective is waited for right away.
+ */
+struct LayerMode {
+  bool skip_attn = false;  ///< attention input excludes routed_{l-1}: Combine_{l-1} overlaps attention_l
+  bool skip_mlp = false;   ///< MoE input excludes attention_l: Dispatch_l overlaps attention_l
+  bool overlap = true;
+  /** Unconverted layers: shared experts run under Combine (Megatron's moe_shared_expert_overlap). */
+  bool shared_overlap = true;
+};
+
+/** @brief Options every schedule of this family accepts, with their descriptions (for `list schedules`). */
+struct ScheduleOptionDoc {
+  std::string key;
+  std::string values;
+  std::string description;
+};
+
+/**
+ * @brief Layer modes for `layers` layers. `farskip` false: all regular. Options: mode=overlap|simple,
+ * parts=all|attn_only|mlp_only, layers=all|first:N|last:N. Unknown keys/values: ConfigError at "--opt".
+ */
+std::vector<LayerMode> layer_modes(bool farskip, const std::map<std::string, std::string>& options,
+                                   int layers);
+
+/** @brief sync_splits=on|off (default on): Megatron's host sync before Dispatch. */
+bool sync_splits(const std::map<std::string, std::string>& options);
+
+}  // namespace moesim::schedules::detail

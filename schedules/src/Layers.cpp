@@ -1,0 +1,198 @@
+#include "Layers.hpp"
+
+namespace moesim::schedules::detail {
+
+namespace {
+constexpr Pass FWD = Pass::FORWARD;
+
+void attention_forward(ProgramBuilder& b, int l) {
+  for (LayerOp op : {LayerOp::ATTN_NORM, LayerOp::ATTN_QKV, LayerOp::ATTN_CORE, LayerOp::ATTN_OUT}) {
+    b.compute(l, op, FWD);
+  }
+}
+
+void attention_backward(ProgramBuilder& b, int l) {
+  for (LayerOp op : {LayerOp::ATTN_OUT, LayerOp::ATTN_CORE, LayerOp::ATTN_QKV, LayerOp::ATTN_NORM})
+    b.backward(l, op);
+}
+
+/** Router gradients once Dispatch's gradient is home: they complete the gradient of the MoE input. */
+void router_backward(ProgramBuilder& b, int l, OpId dispatch_grad) {
+  b.backward(l, LayerOp::PERMUTE, {dispatch_grad});
+  b.backward(l, LayerOp::GATE);
+  b.backward(l, LayerOp::MLP_NORM);
+}
+}  // namespace
+
+/*
+ * One MoE layer forward, per mode (D = Dispatch, C = Combine, async on the comm stream):
+ *
+ *   regular   : norm qkv core out | norm gate permute D | routed(D) C | shared | unpermute(C)
+ *   farskip   : norm qkv | unpermute(C[l-1]) | norm gate permute D | core out | routed(D) C | shared
+ *               (steps 1–8 of §4.1: D overlaps core attention; C overlaps shared experts and the next
+ *                layer's qkv, and is waited for only before the next gate)
+ *   attn_only : attention | unpermute(C[l-1]) | router D | routed(D) C | shared      (C far-skipped)
+ *   mlp_only  : unpermute(C[l-1]) | norm qkv | router D | core out | routed C | shared | unpermute(C)
+ */
+void alltoall_forward(ProgramBuilder& b, const std::vector<LayerMode>& modes, bool sync_splits) {
+  const int layers = static_cast<int>(modes.size());
+  OpId pending_combine = NO_OP;
+  int pending_layer = -1;
+  auto finish_moe = [&](int l, OpId combine) {
+    b.compute(l, LayerOp::UNPERMUTE, FWD, {combine});
+    b.compute(l, LayerOp::RESIDUAL_ADD, FWD);
+  };
+  auto flush = [&] {
+    if (pending_combine == NO_OP) return;
+    finish_moe(pending_layer, pending_combine);
+    pending_combine = NO_OP;
+  };
+  for (int l = 0; l < layers; ++l) {
+    const LayerMode& m = modes[static_cast<std::size_t>(l)];
+    if (!b.is_moe_layer(l)) {
+      flush();
+      attention_forward(b, l);
+      b.compute(l, LayerOp::RESIDUAL_ADD, FWD);
+      b.compute(l, LayerOp::MLP_NORM, FWD);
+      b.compute(l, LayerOp::DENSE_FFN, FWD);
+      b.compute(l, LayerOp::RESIDUAL_ADD, FWD);
+      continue;
+    }
+    if (!m.skip_attn) flush();
+    auto route_and_dispatch = [&] {
+      flush();  // the MoE input o[l-1] includes routed[l-1]
+      b.compute(l, LayerOp::MLP_NORM, FWD);
+      OpId gate = b.compute(l, LayerOp::GATE, FWD);
+      if (sync_splits) b.host_sync(l, gate);
+      OpId permuted = b.compute(l, LayerOp::PERMUTE, FWD);
+      OpId d = b.collective(l, Comm::DISPATCH, {permuted});
+      if (!m.overlap) b.wait(d);
+      return d;
+    };
+    b.compute(l, LayerOp::ATTN_NORM, FWD);
+    b.compute(l, LayerOp::ATTN_QKV, FWD);
+    OpId dispatch = NO_OP;
+    if (m.skip_mlp) dispatch = route_and_dispatch();
+    b.compute(l, LayerOp::ATTN_CORE, FWD);
+    b.compute(l, LayerOp::ATTN_OUT, FWD);
+    b.compute(l, LayerOp::RESIDUAL_ADD, FWD);
+    if (!m.skip_mlp) dispatch = route_and_dispatch();
+    OpId routed = b.compute(l, LayerOp::ROUTED_EXPERTS, FWD, {dispatch});
+    OpId combine = b.collective(l, Comm::COMBINE, {routed, dispatch});
+    if (!m.overlap || (!m.skip_attn && !m.skip_mlp && !m.shared_overlap)) b.wait(combine);
+    b.compute(l, LayerOp::SHARED_EXPERTS, FWD);
+    bool next_skips =
+        l + 1 < layers && b.is_moe_layer(l + 1) && modes[static_cast<std::size_t>(l) + 1].skip_attn;
+    if (next_skips) {
+      pending_combine = combine;
+      pending_layer = l;
+    } else {
+      finish_moe(l, combine);  // the last layer's Combine stays exposed (§4.1)
+    }
+  }
+  flush();
+}
+
+/*
+ * One MoE layer backward (CB/DB = gradients of Combine/Dispatch, async all-to-alls):
+ *
+ *   regular   : unpermute CB | shared | routed(CB) DB | router(DB) | attention
+ *   farskip   : unpermute CB | out core shared | routed(CB) DB | qkv norm | router(DB)
+ *               (routed-expert backward right after the CB sync, DB launched before the qkv
+ *                gradient; the first all-to-all of backward stays exposed, as §4.1 says)
+ *   attn_only : unpermute CB | attention[l+1] shared | routed(CB) DB | router(DB)   (attention
+ *               gradients of the layer above overlap this layer's CB)
+ *   mlp_only  : unpermute CB | shared | routed(CB) DB | attention | router(DB)
+ */
+void alltoall_backward(ProgramBuilder& b, const std::vector<LayerMode>& modes) {
+  const int layers = static_cast<int>(modes.size());
+  int deferred_attention = -1;
+  auto flush = [&] {
+    if (deferred_attention < 0) return;
+    attention_backward(b, deferred_attention);
+    deferred_attention = -1;
+  };
+  bool first_all_to_all = true;
+  for (int l = layers - 1; l >= 0; --l) {
+    const LayerMode& m = modes[static_cast<std::size_t>(l)];
+    if (!b.is_moe_layer(l)) {
+      flush();
+      b.backward(l, LayerOp::DENSE_FFN);
+      b.backward(l, LayerOp::MLP_NORM);
+      attention_backward(b, l);
+      continue;
+    }
+    const bool converted = m.skip_attn || m.skip_mlp;
+    if (!m.skip_attn) flush();
+    OpId unpermuted = b.backward(l, LayerOp::UNPERMUTE);
+    OpId cb = b.collective(l, Comm::COMBINE_BWD, {unpermuted});
+    if (!m.overlap || (converted && first_all_to_all)) b.wait(cb);
+    first_all_to_all = false;
+    if (m.skip_attn && m.skip_mlp) {
+      b.backward(l, LayerOp::ATTN_OUT);
+      b.backward(l, LayerOp::ATTN_CORE);
+    } else if (m.skip_attn) {
+      flush();
+    }
+    if (!converted && !m.shared_overlap) b.wait(cb);
+    b.backward(l, LayerOp::SHARED_EXPERTS);
+    OpId routed = b.backward(l, LayerOp::ROUTED_EXPERTS, {cb});
+    OpId db = b.collective(l, Comm::DISPATCH_BWD, {routed, cb});
+    if (!m.overlap) b.wait(db);
+    if (m.skip_attn && m.skip_mlp) {
+      b.backward(l, LayerOp::ATTN_QKV);
+      b.backward(l, LayerOp::ATTN_NORM);
+      router_backward(b, l, db);
+    } else if (m.skip_mlp) {
+      attention_backward(b, l);
+      router_backward(b, l, db);
+    } else {
+      router_backward(b, l, db);
+      if (m.skip_attn) {
+        deferred_attention = l;
+      } else {
+        attention_backward(b, l);
+      }
+    }
+  }
+  flush();
+}
+
+/*
+ * vLLM/SGLang prefill, every rank holding all tokens (A = attention all-reduce, M = MoE all-reduce):
+ *   regular : attention A(wait) | MoE M(wait)
+ *   farskip : (wait A[l-1]) attention A | (wait M[l-1]) MoE M         (§4.2: each all-reduce is
+ *             synchronized only before the next sub-block of its own kind)
+ */
+void allreduce_forward(ProgramBuilder& b, const std::vector<LayerMode>& modes) {
+  OpId attn_pending = NO_OP, moe_pending = NO_OP;
+  for (int l = 0; l < static_cast<int>(modes.size()); ++l) {
+    const LayerMode& m = modes[static_cast<std::size_t>(l)];
+    b.wait(attn_pending);
+    if (!m.skip_attn) b.wait(moe_pending);  // attention input includes the MoE output of l-1
+    attention_forward(b, l);
+    OpId attn_out = b.compute(l, LayerOp::RESIDUAL_ADD, FWD);
+    OpId a = b.collective(l, Comm::ATTN_ALLREDUCE, {attn_out});
+    // MoE input skipping attention[l] lets A overlap the MoE compute.
+    attn_pending = m.skip_mlp && m.overlap ? a : NO_OP;
+    if (attn_pending == NO_OP) b.wait(a);
+    b.wait(moe_pending);
+    b.compute(l, LayerOp::MLP_NORM, FWD);
+    OpId last;
+    if (b.is_moe_layer(l)) {
+      b.compute(l, LayerOp::GATE, FWD);
+      b.compute(l, LayerOp::PERMUTE, FWD);
+      b.compute(l, LayerOp::ROUTED_EXPERTS, FWD);
+      b.compute(l, LayerOp::UNPERMUTE, FWD);
+      last = b.compute(l, LayerOp::SHARED_EXPERTS, FWD);
+    } else {
+      last = b.compute(l, LayerOp::DENSE_FFN, FWD);
+    }
+    OpId moe = b.collective(l, Comm::MOE_ALLREDUCE, {last});
+    moe_pending = m.skip_attn && m.overlap ? moe : NO_OP;
+    if (moe_pending == NO_OP) b.wait(moe);
+    b.compute(l, LayerOp::RESIDUAL_ADD, FWD);
+  }
+}
+
+}  // namespace moesim::schedules::detail

@@ -1,0 +1,209 @@
+#include "ProgramBuilder.hpp"
+
+#include <algorithm>
+#include <numeric>
+
+#include "moesim/common/Error.hpp"
+#include "moesim/schedules/CostModel.hpp"
+
+namespace moesim::schedules::detail {
+
+std::string to_string(Comm which) {
+  switch (which) {
+    case Comm::DISPATCH:
+      return "dispatch";
+    case Comm::COMBINE:
+      return "combine";
+    case Comm::DISPATCH_BWD:
+      return "dispatch.bwd";
+    case Comm::COMBINE_BWD:
+      return "combine.bwd";
+    case Comm::ATTN_ALLREDUCE:
+      return "attn_allreduce";
+    case Comm::MOE_ALLREDUCE:
+      return "moe_allreduce";
+  }
+  return "?";
+}
+
+namespace {
+/** Breakdown categories: what a person reading a timeline calls each sub-block. */
+std::string category(LayerOp op) {
+  switch (op) {
+    case LayerOp::ATTN_NORM:
+    case LayerOp::ATTN_QKV:
+    case LayerOp::ATTN_CORE:
+    case LayerOp::ATTN_OUT:
+      return "attention";
+    case LayerOp::MLP_NORM:
+    case LayerOp::GATE:
+      return "gate";
+    case LayerOp::PERMUTE:
+    case LayerOp::UNPERMUTE:
+      return "permute";
+    case LayerOp::ROUTED_EXPERTS:
+      return "routed_experts";
+    case LayerOp::SHARED_EXPERTS:
+      return "shared_experts";
+    case LayerOp::DENSE_FFN:
+      return "dense_ffn";
+    case LayerOp::RESIDUAL_ADD:
+      return "residual";
+  }
+  return "other";
+}
+
+std::vector<std::vector<double>> transpose(const std::vector<std::vector<double>>& m) {
+  std::vector<std::vector<double>> t(m.size(), std::vector<double>(m.size()));
+  for (std::size_t i = 0; i < m.size(); ++i) {
+    for (std::size_t j = 0; j < m.size(); ++j) t[j][i] = m[i][j];
+  }
+  return t;
+}
+}  // namespace
+
+TrafficPlan plan_traffic(const Scenario& s) {
+  TrafficPlan t;
+  const auto& moe = s.model.moe;
+  const int ep = s.parallel.ep;
+  // FP8 runs quantize what they dispatch, but activations they combine or reduce stay 16-bit.
+  const int element = models::bytes_per_element(s.workload.dtype);
+  const double token_bytes = static_cast<double>(s.model.hidden) * element;
+  const double activation_bytes = static_cast<double>(s.model.hidden) * std::max(element, 2);
+  // alltoall: every rank routes its own tokens; allreduce: one replicated batch routed once.
+  const bool replicated = s.parallel.moe_comm == MoeComm::ALLREDUCE;
+  const int sources = replicated ? 1 : ep;
+  auto plan = models::route_tokens(s.workload.routing, s.workload.seed, sources, s.workload.tokens,
+                                   moe.experts, moe.top_k, s.workload.capacity_factor);
+  const int local = moe.experts / ep;
+  auto loads = models::expert_load(plan);
+  for (int r = 0; r < ep; ++r) {
+    std::vector<std::int64_t> mine(loads.begin() + r * local, loads.begin() + (r + 1) * local);
+    std::int64_t rows =
+        replicated
+            ? std::accumulate(mine.begin(), mine.end(), std::int64_t{0})
+            : std::accumulate(plan.tokens_to_expert[static_cast<std::size_t>(r)].begin(),
+                              plan.tokens_to_expert[static_cast<std::size_t>(r)].end(), std::int64_t{0});
+    t.expert_tokens.push_back(std::move(mine));
+    t.routed_rows.push_back(rows);
+  }
+  if (!replicated) {
+    t.dispatch_bytes = models::dispatch_bytes(plan, ep, token_bytes);
+    t.combine_bytes = transpose(models::dispatch_bytes(plan, ep, activation_bytes));
+  }
+  t.allreduce_bytes = static_cast<double>(s.workload.tokens) * activation_bytes;
+  bool same_work = std::all_of(t.expert_tokens.begin(), t.expert_tokens.end(),
+                               [&](const auto& e) { return e == t.expert_tokens.front(); }) &&
+                   std::all_of(t.routed_rows.begin(), t.routed_rows.end(),
+                               [&](auto r) { return r == t.routed_rows.front(); });
+  bool same_traffic = true;
+  for (const auto& row : t.dispatch_bytes) {
+    for (double b : row) same_traffic = same_traffic && b == t.dispatch_bytes[0][0];
+  }
+  t.symmetric = same_work && same_traffic && !s.per_rank;
+  return t;
+}
+
+ProgramBuilder::ProgramBuilder(const Scenario& scenario, const TrafficPlan& traffic, sim::Program& program)
+    : s_(scenario), traffic_(traffic), program_(program), launch_ns_(launch_ns(scenario.hw)) {}
+
+void ProgramBuilder::begin_rank(int rank) {
+  rank_ = rank;
+  pending_waits_.clear();
+  last_compute_ = NO_OP;
+  program_.set_streams(rank, {"compute", "comm"});
+}
+
+models::OpContext ProgramBuilder::context(LayerOp op) const {
+  models::OpContext c;
+  c.tokens = s_.workload.tokens;
+  c.seq_len = s_.workload.seq_len;
+  c.dtype = s_.workload.dtype;
+  c.tp = s_.parallel.tp;
+  const auto r = static_cast<std::size_t>(rank_);
+  c.expert_tokens = traffic_.expert_tokens[r];
+  c.experts_total_local = static_cast<int>(c.expert_tokens.size());
+  c.routed_rows = traffic_.routed_rows[r];
+  // With TP, the dense MLPs split their columns tp ways: same FLOPs as 1/tp of the tokens.
+  if (s_.parallel.tp > 1 && (op == LayerOp::SHARED_EXPERTS || op == LayerOp::DENSE_FFN))
+    c.tokens /= s_.parallel.tp;
+  return c;
+}
+
+OpId ProgramBuilder::compute(int layer, LayerOp op, Pass pass, std::vector<OpId> deps) {
+  auto kernels = models::layer_op_kernels(s_.model, op, pass, context(op));
+  OpId last = NO_OP;
+  for (const auto& k : kernels) {
+    if (last == NO_OP) {
+      deps.insert(deps.end(), pending_waits_.begin(), pending_waits_.end());
+      pending_waits_.clear();
+      std::erase(deps, NO_OP);
+    } else {
+      deps.clear();
+    }
+    last = program_.add_kernel(rank_, COMPUTE, "L" + std::to_string(layer) + "." + k.name, category(op),
+                               kernel_work(s_.hw, k, s_.workload.dtype), launch_ns_, deps);
+    flops_[rank_] += k.flops;
+  }
+  if (last != NO_OP) last_compute_ = last;
+  return last;
+}
+
+OpId ProgramBuilder::backward(int layer, LayerOp op, std::vector<OpId> deps) {
+  OpId d = compute(layer, op, Pass::DGRAD, std::move(deps));
+  OpId w = compute(layer, op, Pass::WGRAD);
+  return w != NO_OP ? w : d;
+}
+
+double ProgramBuilder::flops(int rank) const {
+  auto it = flops_.find(rank);
+  return it == flops_.end() ? 0.0 : it->second;
+}
+
+void ProgramBuilder::wait(OpId op) {
+  if (op != NO_OP) pending_waits_.push_back(op);
+}
+
+void ProgramBuilder::host_sync(int layer, OpId op) {
+  if (op == NO_OP) return;
+  program_.add_host_op(rank_, "L" + std::to_string(layer) + ".split_sizes_to_host", "host_sync", launch_ns_,
+                       {op});
+}
+
+sim::CollectiveSpec ProgramBuilder::spec(int layer, Comm which) const {
+  sim::CollectiveSpec c;
+  c.name = "L" + std::to_string(layer) + "." + to_string(which);
+  for (int r = 0; r < s_.parallel.ep; ++r) c.group.push_back(r);
+  switch (which) {
+    case Comm::DISPATCH:
+    case Comm::COMBINE_BWD:  // the gradient of Combine travels like Dispatch: token owners → experts
+      c.kind = sim::CollectiveKind::ALL_TO_ALL;
+      c.pair_bytes = traffic_.dispatch_bytes;
+      break;
+    case Comm::COMBINE:
+    case Comm::DISPATCH_BWD:
+      c.kind = sim::CollectiveKind::ALL_TO_ALL;
+      c.pair_bytes = traffic_.combine_bytes;
+      break;
+    case Comm::ATTN_ALLREDUCE:
+    case Comm::MOE_ALLREDUCE:
+      c.kind = sim::CollectiveKind::ALL_REDUCE;
+      c.bytes = traffic_.allreduce_bytes;
+      break;
+  }
+  return c;
+}
+
+OpId ProgramBuilder::collective(int layer, Comm which, std::vector<OpId> deps) {
+  auto c = spec(layer, which);
+  auto [it, fresh] = collectives_.try_emplace(c.name, -1);
+  if (fresh) it->second = program_.add_collective(std::move(c));
+  deps.push_back(last_compute_);
+  std::erase(deps, NO_OP);
+  std::sort(deps.begin(), deps.end());
+  deps.erase(std::unique(deps.begin(), deps.end()), deps.end());
+  return program_.add_collective_member(it->second, rank_, COMM, to_string(which), launch_ns_,
+                                        std::move(deps));
+}
+
+}  // namespace moesim::schedules::detail

@@ -1,0 +1,93 @@
+#pragma once
+/**
+ * @file Emits one rank's layer ops into a sim::Program: the kernels of each sub-block on the compute
+ * stream (each paying its host launch), collectives on the comm stream, and the waits between them.
+ * Schedules say only what runs in which order and what waits for what.
+ */
+#include <map>
+#include <string>
+#include <vector>
+
+#include "moesim/models/LayerOps.hpp"
+#include "moesim/models/Routing.hpp"
+#include "moesim/schedules/Scenario.hpp"
+#include "moesim/sim/Program.hpp"
+
+namespace moesim::schedules::detail {
+
+using models::LayerOp;
+using models::Pass;
+using sim::NO_OP;
+using sim::OpId;
+
+/** @brief The comm a layer needs, identical for every schedule of a scenario. */
+struct TrafficPlan {
+  std::vector<std::vector<double>> dispatch_bytes;       ///< [src][dst] over the EP group
+  std::vector<std::vector<double>> combine_bytes;        ///< transpose of dispatch
+  std::vector<std::vector<std::int64_t>> expert_tokens;  ///< [rank][local expert] rows
+  std::vector<std::int64_t> routed_rows;                 ///< [rank] rows it permutes
+  double allreduce_bytes = 0;                            ///< allreduce style: one layer output
+  bool symmetric = false;                                ///< every rank sees identical work and traffic
+};
+
+/** @brief Routes the scenario's tokens once (seeded) and derives per-rank work and traffic. */
+TrafficPlan plan_traffic(const Scenario& s);
+
+/** @brief The stream indices every rank declares. */
+inline constexpr int COMPUTE = 0;
+inline constexpr int COMM = 1;
+
+/** @brief Which collective of a layer. */
+enum class Comm { DISPATCH, COMBINE, DISPATCH_BWD, COMBINE_BWD, ATTN_ALLREDUCE, MOE_ALLREDUCE };
+
+class ProgramBuilder {
+ public:
+  ProgramBuilder(const Scenario& scenario, const TrafficPlan& traffic, sim::Program& program);
+
+  /** @brief Starts emitting for `rank` (its ops go in host order). */
+  void begin_rank(int rank);
+  /**
+   * @brief Emits `op`'s kernels for `pass` on the compute stream. The first kernel also waits for
+   * `deps` and any pending waits. Returns the last kernel, or NO_OP if the op launches none.
+   */
+  OpId compute(int layer, LayerOp op, Pass pass, std::vector<OpId> deps = {});
+  /** @brief Emits DGRAD then WGRAD of `op`; returns the last kernel (or NO_OP). */
+  OpId backward(int layer, LayerOp op, std::vector<OpId> deps = {});
+  /**
+   * @brief Launches this rank's member of a layer's collective on the comm stream. It waits for
+   * `deps` and for the last compute kernel emitted so far (which produced the data it sends).
+   */
+  OpId collective(int layer, Comm which, std::vector<OpId> deps);
+  /** @brief The next compute kernel of this rank will wait for `op` (a stream wait on an event). */
+  void wait(OpId op);
+  /**
+   * @brief The host thread blocks until `op` finishes (Megatron's all-to-all dispatcher copies the
+   * routing split sizes to the host before it can launch Dispatch), then pays a small copy.
+   */
+  void host_sync(int layer, OpId op);
+
+  int rank() const { return rank_; }
+  /** @brief FLOPs of every kernel emitted for `rank` (for MFU). */
+  double flops(int rank) const;
+  const Scenario& scenario() const { return s_; }
+  bool is_moe_layer(int layer) const { return s_.model.is_moe_layer(layer); }
+
+ private:
+  models::OpContext context(LayerOp op) const;
+  sim::CollectiveSpec spec(int layer, Comm which) const;
+
+  const Scenario& s_;
+  const TrafficPlan& traffic_;
+  sim::Program& program_;
+  double launch_ns_;
+  int rank_ = 0;
+  std::vector<OpId> pending_waits_;
+  OpId last_compute_ = NO_OP;
+  std::map<int, double> flops_;
+  std::map<std::string, int> collectives_;  ///< by name, so all ranks join the same one
+};
+
+/** @brief Name of a collective ("dispatch", "combine.bwd", ...), also its op category. */
+std::string to_string(Comm which);
+
+}  // namespace moesim::schedules::detail

@@ -1,0 +1,71 @@
+#!/usr/bin/env bash
+# usage: cli_test.sh MOESIM WORKDIR
+set -u
+moesim=$1
+work=$2/cli
+rm -rf "$work" && mkdir -p "$work"
+passed=0 failed=0
+ok() { passed=$((passed + 1)); }
+bad() { failed=$((failed + 1)); echo "FAIL: $*"; }
+
+# expect_error CODE REGEX ARGS... : exit code and a single stderr line matching REGEX
+expect_error() {
+  local code=$1 regex=$2; shift 2
+  "$moesim" "$@" > "$work/out" 2> "$work/err"
+  local rc=$?
+  local lines
+  lines=$(wc -l < "$work/err")
+  if [[ $rc -ne $code ]]; then bad "exit $rc (want $code): moesim $*"; cat "$work/err"; return; fi
+  if [[ $lines -ne 1 ]]; then bad "stderr has $lines lines: moesim $*"; cat "$work/err"; return; fi
+  if ! grep -qE "$regex" "$work/err"; then bad "message '$(cat "$work/err")' !~ /$regex/"; return; fi
+  ok
+}
+
+base=(simulate --model deepseek-v2-lite --hw mi325x --phase train --ep 8 --mbs 1 --seq 4096 --layers 2)
+
+# Bad input: exit 2, one line naming the file or flag, the JSON path and the rule.
+cat > "$work/typo.json" << 'J'
+{ "schema_version": 1, "name": "x", "layers": 2, "dense_layers": 0, "hidden": 1024, "vocab": 1000,
+  "attention": { "type": "gqa", "heads": 8, "kv_heads": 8, "head_dim": 128 },
+  "moe": { "experts": 8, "top_k": 2, "expert_ffn": 512, "shared_experts": 0, "shared_ffn": 0 },
+  "dense_ffn": 0, "activation": "swiglu", "norm": "rmsnorm", "source": "test", "hiden": 3 }
+J
+expect_error 2 'typo.json: /hiden is not a known key' "${base[@]}" --model "$work/typo.json"
+profile_dir=$(dirname "$0")/../../hwprofiles/profiles
+python3 -c "
+import json,sys
+p=json.load(open('$profile_dir/h100.json')); p['node']['fabric']['link_bw_GBps']=0
+json.dump(p,open('$work/zero_bw.json','w'))"
+expect_error 2 'zero_bw.json: /node/fabric/link_bw_GBps = 0: must be > 0' "${base[@]}" --hw "$work/zero_bw.json"
+echo '{ "name": ' > "$work/broken.json"
+expect_error 2 'broken.json: is not valid JSON' "${base[@]}" --hw "$work/broken.json"
+expect_error 2 'ep 3 does not divide the 64 experts' "${base[@]}" --ep 3
+expect_error 2 'tokens 5000 is not divisible by --seq 4096' "${base[@]}" --tokens 5000
+expect_error 2 'unknown schedule' "${base[@]}" --schedule nope
+expect_error 2 'parts=both: expected all, attn_only or mlp_only' "${base[@]}" --schedule farskip --opt parts=both
+expect_error 2 'routing' "${base[@]}" --routing zipf:-1
+expect_error 2 'no-such-model' "${base[@]}" --model no-such-model
+expect_error 2 'dtype' "${base[@]}" --dtype int3
+expect_error 2 'ep' "${base[@]}" --ep 0
+
+# The issue's JSON contract.
+"$moesim" "${base[@]}" --schedule farskip --compare regular --json - > "$work/r.json" 2> "$work/err" || bad "json run failed: $(cat "$work/err")"
+if python3 -c "
+import json,sys
+d=json.load(open('$work/r.json'))
+for k in ['step_ms','layer_ms','comm_ms','exposed_comm_ms','overlap_pct','speedup_vs','schema_version']:
+    assert k in d, k
+assert d['speedup_vs']['speedup'] > 1.0
+assert 0 <= d['overlap_pct'] <= 100
+"; then ok; else bad "JSON lacks a required key"; fi
+
+# Determinism: byte-identical JSON and trace, full per-rank simulation with random routing included.
+for i in 1 2; do
+  "$moesim" "${base[@]}" --schedule farskip --routing uniform --seed 7 --json "$work/d.json" --trace "$work/t.json" > /dev/null || bad "run $i"
+  mv "$work/d.json" "$work/d$i.json" && mv "$work/t.json" "$work/t$i.json"
+done
+if cmp -s "$work/d1.json" "$work/d2.json" && cmp -s "$work/t1.json" "$work/t2.json"; then ok; else bad "reruns differ"; fi
+python3 -c "import json; d=json.load(open('$work/t1.json')); assert any(e.get('ph')=='X' for e in d['traceEvents'])" && ok || bad "trace not Chrome JSON"
+
+echo "cli: $passed passed, $failed failed"
+[[ $failed -eq 0 ]]

@@ -1,0 +1,17 @@
+#!/usr/bin/env bash
+# The link line is the dependency contract, but headers can bypass it: fail if a library includes what it must not.
+set -u
+root=$1
+fail=0
+check() {  # folder, forbidden pattern, why
+  if grep -rnE "$2" "$root/$1" --include='*.cpp' --include='*.hpp' > /tmp/layering.$$ 2>/dev/null; then
+    echo "layering: $1 must not include $3:"; cat /tmp/layering.$$; fail=1
+  fi
+}
+check sim '#include [<"](moesim/(models|schedules|hwprofiles|reports|calibrate)/|CLI/)' "models, schedules, hwprofiles, reports, calibrate or CLI11"
+check models '#include [<"](moesim/(sim|schedules|hwprofiles|reports)/|CLI/)' "the engine, schedules, profiles, reports or CLI11"
+check hwprofiles '#include [<"](moesim/(sim|schedules|models|reports)/|CLI/)' "the engine, schedules, models, reports or CLI11"
+check schedules '#include [<"](moesim/reports/|CLI/)' "reports or CLI11"
+check reports '#include [<"]CLI/' "CLI11"
+rm -f /tmp/layering.$$
+exit $fail

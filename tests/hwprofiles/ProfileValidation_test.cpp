@@ -1,0 +1,172 @@
+// Bad inputs: each produces exactly one line naming the file, the JSON pointer, the value and the rule.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <functional>
+
+#include "TinyProfile.hpp"
+#include "moesim/common/Error.hpp"
+
+using moesim::ConfigError;
+using moesim::hw::profile_from_json;
+using moesim::hw::testing::tiny_profile_document;
+using nlohmann::json;
+
+namespace {
+
+/** The message of the ConfigError that loading `edit`ed tiny profile raises as "bad.json". */
+std::string error_after(const std::function<void(json&)>& edit) {
+  json document = tiny_profile_document();
+  edit(document);
+  try {
+    profile_from_json(document, "bad.json");
+  } catch (const ConfigError& e) {
+    return e.what();
+  }
+  return "<accepted>";
+}
+
+}  // namespace
+
+TEST(ProfileValidation, TinyProfileIsValid) {
+  EXPECT_NO_THROW(moesim::hw::testing::tiny_profile());
+}
+
+TEST(ProfileValidation, ZeroBandwidthIsRejected) {
+  EXPECT_EQ(error_after([](json& d) { d["node"]["fabric"]["link_bw_GBps"] = 0; }),
+            "bad.json: /node/fabric/link_bw_GBps = 0: must be > 0");
+  EXPECT_EQ(error_after([](json& d) { d["gpu"]["hbm_bw_GBps"] = 0; }),
+            "bad.json: /gpu/hbm_bw_GBps = 0: must be > 0");
+  EXPECT_EQ(error_after([](json& d) { d["collectives"][0]["busbw"][1]["GBps"] = 0; }),
+            "bad.json: /collectives/0/busbw/1/GBps = 0: must be > 0");
+  EXPECT_EQ(error_after([](json& d) { d["network"]["nic_gbps"] = -400; }),
+            "bad.json: /network/nic_gbps = -400: must be > 0");
+}
+
+TEST(ProfileValidation, ZeroBandwidthInARealFileNamesThatFile) {
+  auto path = std::filesystem::temp_directory_path() / "moesim_hw_zero_bw.json";
+  json document = tiny_profile_document();
+  document["node"]["fabric"]["link_bw_GBps"] = 0;
+  std::ofstream(path) << document.dump(2);
+  try {
+    moesim::hw::load_profile_file(path);
+    FAIL() << "zero bandwidth accepted";
+  } catch (const ConfigError& e) {
+    EXPECT_EQ(std::string(e.what()), path.string() + ": /node/fabric/link_bw_GBps = 0: must be > 0");
+    EXPECT_EQ(e.json_pointer(), "/node/fabric/link_bw_GBps");
+  }
+  std::filesystem::remove(path);
+}
+
+TEST(ProfileValidation, UnknownAndMissingKeys) {
+  EXPECT_EQ(error_after([](json& d) { d["gpu"]["hbm_bw_GBs"] = 1; }),
+            "bad.json: /gpu/hbm_bw_GBs is not a known key");
+  EXPECT_EQ(error_after([](json& d) { d["collectives"][2]["busbw"][0]["GBs"] = 1; }),
+            "bad.json: /collectives/2/busbw/0/GBs is not a known key");
+  EXPECT_EQ(error_after([](json& d) { d.erase("contention"); }),
+            "bad.json: /contention is missing (required)");
+  EXPECT_EQ(error_after([](json& d) { d["gpu"].erase("hbm_GB"); }),
+            "bad.json: /gpu/hbm_GB is missing (required)");
+  EXPECT_EQ(error_after([](json& d) { d["gpu"]["sm_count"] = "132"; }),
+            "bad.json: /gpu/sm_count = \"132\": expected an integer");
+}
+
+TEST(ProfileValidation, EfficienciesMustBeFractions) {
+  EXPECT_EQ(error_after([](json& d) { d["efficiency"]["gemm"]["value"][1][1] = 1.5; }),
+            "bad.json: /efficiency/gemm/value/1/1 = 1.5: must be in (0, 1]");
+  EXPECT_EQ(error_after([](json& d) { d["efficiency"]["memory"]["value"][0] = 0; }),
+            "bad.json: /efficiency/memory/value/0 = 0: must be in (0, 1]");
+  EXPECT_EQ(error_after([](json& d) { d["efficiency"]["grouped_gemm_factor"] = 1.2; }),
+            "bad.json: /efficiency/grouped_gemm_factor = 1.2: must be in (0, 1]");
+  EXPECT_EQ(error_after([](json& d) { d["gpu"]["sustained_clock_factor"] = 1.1; }),
+            "bad.json: /gpu/sustained_clock_factor = 1.1: must be in (0, 1]");
+}
+
+TEST(ProfileValidation, UnknownDtypeInTheFile) {
+  EXPECT_EQ(error_after([](json& d) { d["gpu"]["peak_tflops"]["int4"] = 4000; }),
+            "bad.json: /gpu/peak_tflops/int4 is not a known dtype (known: fp32, tf32, bf16, fp16, fp8)");
+  EXPECT_EQ(error_after([](json& d) { d["efficiency"]["gemm_dtype_factor"]["fp16"] = 0.9; }),
+            "bad.json: /efficiency/gemm_dtype_factor/fp16 has no matching /gpu/peak_tflops/fp16");
+  EXPECT_EQ(error_after([](json& d) { d["gpu"]["peak_tflops"] = json::object(); }),
+            "bad.json: /gpu/peak_tflops must give at least one dtype");
+}
+
+TEST(ProfileValidation, SchemaVersionAndEnums) {
+  EXPECT_EQ(error_after([](json& d) { d["schema_version"] = 2; }),
+            "bad.json: /schema_version = 2: must be 1");
+  EXPECT_EQ(error_after([](json& d) { d["node"]["fabric"]["type"] = "ring"; }),
+            "bad.json: /node/fabric/type = \"ring\": must be one of switch, mesh");
+  EXPECT_EQ(
+      error_after([](json& d) { d["collectives"][0]["kind"] = "alltoall"; }),
+      "bad.json: /collectives/0/kind = \"alltoall\": must be one of all_to_all, all_reduce, all_gather, "
+      "reduce_scatter");
+  EXPECT_EQ(error_after([](json& d) { d["provenance"]["kind"] = "guess"; }),
+            "bad.json: /provenance/kind = \"guess\": must be one of datasheet, published, calibrated");
+}
+
+TEST(ProfileValidation, TableAxesAndSizes) {
+  EXPECT_EQ(error_after([](json& d) {
+              d["efficiency"]["memory"]["bytes"] = {16777216, 1048576};
+            }),
+            "bad.json: /efficiency/memory/bytes/1 = 1048576: must be > the previous entry (16777216)");
+  EXPECT_EQ(error_after([](json& d) {
+              d["efficiency"]["gemm"]["m"] = {16, 16};
+            }),
+            "bad.json: /efficiency/gemm/m/1 = 16: must be > the previous entry (16)");
+  EXPECT_EQ(error_after([](json& d) { d["efficiency"]["gemm"]["value"].erase(1); }),
+            "bad.json: /efficiency/gemm/value has 1 entries: must have one per m entry (2)");
+  EXPECT_EQ(error_after([](json& d) { d["efficiency"]["gemm"]["value"][0] = json::array({0.1}); }),
+            "bad.json: /efficiency/gemm/value/0 has 1 entries: must have one per min_nk entry (2)");
+  EXPECT_EQ(error_after([](json& d) { d["efficiency"]["attention_fwd"]["value"] = json::array({0.4}); }),
+            "bad.json: /efficiency/attention_fwd/value has 1 entries: must have one per seq entry (2)");
+  EXPECT_EQ(error_after([](json& d) { d["collectives"][0]["busbw"][1]["bytes"] = 1000; }),
+            "bad.json: /collectives/0/busbw/1/bytes = 1000: must be > the previous entry (1048576)");
+  EXPECT_EQ(error_after([](json& d) { d["collectives"][0]["busbw"] = json::array(); }),
+            "bad.json: /collectives/0/busbw must not be empty");
+}
+
+TEST(ProfileValidation, FabricConsistency) {
+  EXPECT_EQ(error_after([](json& d) { d["node"]["fabric"]["per_gpu_bw_GBps"] = 400; }),
+            "bad.json: /node/fabric/per_gpu_bw_GBps = 400: must equal link_bw_GBps * links_per_gpu (448)");
+  EXPECT_EQ(error_after([](json& d) {
+              d["node"]["fabric"]["links_per_gpu"] = 6;
+              d["node"]["fabric"]["per_gpu_bw_GBps"] = 384;
+            }),
+            "bad.json: /node/fabric/links_per_gpu = 6: a full mesh needs gpus_per_node - 1 (7) links");
+  EXPECT_EQ(error_after([](json& d) { d["node"]["fabric"]["usable_link_bw_GBps"] = 70; }),
+            "bad.json: /node/fabric/usable_link_bw_GBps = 70: must be <= link_bw_GBps (64)");
+  EXPECT_EQ(error_after([](json& d) { d["network"]["nic_usable_GBps"] = 60; }),
+            "bad.json: /network/nic_usable_GBps = 60: must be <= nic_gbps / 8 (50)");
+}
+
+TEST(ProfileValidation, CollectiveGroupsAndLatency) {
+  EXPECT_EQ(error_after([](json& d) { d["collectives"][0]["gpus"] = 16; }),
+            "bad.json: /collectives/0/gpus = 16: must be <= /node/gpus_per_node (8) for scope intra");
+  EXPECT_EQ(error_after([](json& d) { d["collectives"][3]["gpus"] = 8; }),
+            "bad.json: /collectives/3/gpus = 8: must be > /node/gpus_per_node (8) for scope inter");
+  EXPECT_EQ(error_after([](json& d) { d["collectives"][3]["gpus"] = 64; }),
+            "bad.json: /collectives/3/gpus = 64: must be <= /network/max_nodes * /node/gpus_per_node (32)");
+  EXPECT_EQ(error_after([](json& d) { d["collectives"][2]["step_latency_us"] = -1; }),
+            "bad.json: /collectives/2/step_latency_us = -1: must be >= 0");
+  EXPECT_EQ(error_after([](json& d) { d["collectives"][1]["gpus"] = 8; }),
+            "bad.json: /collectives/1 duplicates /collectives/0 (all_to_all, intra, 8 GPUs)");
+}
+
+TEST(ProfileValidation, ContentionRules) {
+  EXPECT_EQ(error_after([](json& d) { d["contention"]["comm_sms"] = 100; }),
+            "bad.json: /contention/comm_sms = 100: must be < /gpu/sm_count (100)");
+  EXPECT_EQ(error_after([](json& d) { d["contention"]["compute_slowdown_with_comm"] = 0.9; }),
+            "bad.json: /contention/compute_slowdown_with_comm = 0.9: must be >= 1");
+  EXPECT_EQ(error_after([](json& d) { d["gpu"]["sm_count"] = 0; }),
+            "bad.json: /gpu/sm_count = 0: must be > 0");
+}
+
+TEST(ProfileValidation, ProvenanceRules) {
+  EXPECT_EQ(error_after([](json& d) { d["provenance"]["kind"] = "calibrated"; }),
+            "bad.json: /provenance/date is missing (required when kind is calibrated)");
+  EXPECT_EQ(error_after([](json& d) { d["provenance"]["sources"] = json::array(); }),
+            "bad.json: /provenance/sources must list at least one source");
+  EXPECT_EQ(error_after([](json& d) { d["gpu"]["source"] = ""; }),
+            "bad.json: /gpu/source = \"\": must not be empty");
+}
