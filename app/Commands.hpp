@@ -17,6 +17,7 @@ struct Invocation {
 
 void add_simulate(CLI::App& app, const Invocation& invocation, Action& action);
 void add_list(CLI::App& app, Action& action);
+void add_sweep(CLI::App& app, Action& action);
 void add_validate(CLI::App& app, const Invocation& invocation, Action& action);
 
 }  // namespace moesim::app

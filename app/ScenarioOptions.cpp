@@ -53,6 +53,16 @@ void add_scenario_options(CLI::App& sub, ScenarioOptions& o) {
   sub.add_flag("--per-rank", o.per_rank, "Simulate every rank even when all ranks are identical");
 }
 
+schedules::Scenario baseline_of(const schedules::Scenario& primary, const std::string& schedule) {
+  schedules::Scenario other = primary;
+  other.schedule = schedule;
+  other.options.clear();
+  for (const char* shared : {"sync_splits", "shared_overlap"}) {
+    if (auto it = primary.options.find(shared); it != primary.options.end()) other.options.insert(*it);
+  }
+  return other;
+}
+
 schedules::Scenario make_scenario(const ScenarioOptions& o) {
   if (o.engine != "analytic") {
     throw ConfigError("", "--engine",

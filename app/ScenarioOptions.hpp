@@ -27,6 +27,12 @@ struct ScenarioOptions {
 
 void add_scenario_options(CLI::App& sub, ScenarioOptions& o);
 
+/**
+ * @brief The scenario a `--compare` baseline runs: the same, with another schedule; only the options
+ * every schedule shares (sync_splits, shared_overlap) carry over.
+ */
+schedules::Scenario baseline_of(const schedules::Scenario& primary, const std::string& schedule);
+
 /** @brief Loads model and profile, parses enums; ConfigError naming the flag on bad values. */
 schedules::Scenario make_scenario(const ScenarioOptions& o);
 

@@ -40,13 +40,8 @@ int run_simulate(const SimulateOptions& o, const Invocation& invocation) {
   auto result = schedules::simulate(primary);
   std::unique_ptr<schedules::SimulationResult> baseline;
   if (!o.compare.empty()) {
-    schedules::Scenario other = primary;
-    other.schedule = o.compare;
-    other.options.clear();
-    for (const char* shared : {"sync_splits", "shared_overlap"}) {
-      if (auto it = primary.options.find(shared); it != primary.options.end()) other.options.insert(*it);
-    }
-    baseline = std::make_unique<schedules::SimulationResult>(schedules::simulate(other));
+    baseline =
+        std::make_unique<schedules::SimulationResult>(schedules::simulate(baseline_of(primary, o.compare)));
   }
   const bool json_to_stdout = o.json_path == "-";
   if (!json_to_stdout) {

@@ -15,6 +15,7 @@ int main(int argc, char** argv) {
   moesim::app::Action action;
   moesim::app::add_simulate(app, invocation, action);
   moesim::app::add_list(app, action);
+  moesim::app::add_sweep(app, action);
   moesim::app::add_validate(app, invocation, action);
 
   try {

@@ -1,0 +1,126 @@
+// `moesim sweep SPEC.json`: every point is a `moesim simulate` invocation built from the sweep file.
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <csignal>
+#include <filesystem>
+#include <iostream>
+#include <memory>
+#include <sstream>
+#include <thread>
+
+#include "Commands.hpp"
+#include "ScenarioOptions.hpp"
+#include "moesim/common/Error.hpp"
+#include "moesim/schedules/Simulation.hpp"
+#include "moesim/sweep/Runner.hpp"
+
+namespace moesim::app {
+
+namespace {
+
+std::atomic<bool> g_interrupted{false};
+extern "C" void on_interrupt(int) {
+  g_interrupted.store(true);
+}
+
+const std::vector<std::string> kMetrics = {"step_ms",         "layer_ms",    "compute_ms",  "comm_ms",
+                                           "exposed_comm_ms", "overlap_pct", "sm_busy_pct", "mfu_pct",
+                                           "tokens_per_s",    "speedup"};
+
+struct SweepOptions {
+  std::string spec_path;
+  int jobs = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  std::string out;
+  bool resume = false;
+};
+
+std::map<std::string, double> metrics_of(const schedules::SimulationResult& r) {
+  return {{"step_ms", r.step_ms},
+          {"layer_ms", r.layer_ms},
+          {"compute_ms", r.compute_ms},
+          {"comm_ms", r.comm_ms},
+          {"exposed_comm_ms", r.exposed_comm_ms},
+          {"overlap_pct", r.overlap_pct},
+          {"sm_busy_pct", r.sm_busy_pct},
+          {"mfu_pct", r.mfu_pct},
+          {"tokens_per_s", r.tokens_per_s}};
+}
+
+/** Parses the point's flags exactly as `moesim simulate` would, so every simulate flag is an axis. */
+sweep::Row run_point(const sweep::Point& point) {
+  sweep::Row row;
+  row.id = point.id;
+  row.axis_values = point.axis_values;
+  try {
+    CLI::App parser;
+    ScenarioOptions options;
+    std::string compare;
+    add_scenario_options(parser, options);
+    parser.add_option("--compare", compare);
+    std::vector<std::string> args;
+    for (const auto& [key, value] : point.params) {
+      if (key == "opt") {
+        std::stringstream parts(value);
+        for (std::string kv; std::getline(parts, kv, ';');) args.insert(args.end(), {"--opt", kv});
+      } else {
+        args.insert(args.end(), {"--" + key, value});
+      }
+    }
+    std::reverse(args.begin(), args.end());  // CLI11 parses a vector from its back
+    parser.parse(args);
+    auto scenario = make_scenario(options);
+    auto result = schedules::simulate(scenario);
+    row.metrics = metrics_of(result);
+    if (!compare.empty()) {
+      row.metrics["speedup"] = schedules::simulate(baseline_of(scenario, compare)).step_ms / result.step_ms;
+    }
+  } catch (const CLI::ParseError& e) {
+    row.ok = false;
+    row.error = e.what();
+  } catch (const std::exception& e) {
+    row.ok = false;
+    row.error = e.what();
+  }
+  return row;
+}
+
+int run_sweep_command(const SweepOptions& o) {
+  auto spec = sweep::load_sweep(o.spec_path);
+  auto points = sweep::expand(spec);
+  std::string out =
+      o.out.empty() ? std::filesystem::path(o.spec_path).stem().string() + ".results.csv" : o.out;
+  sweep::ResultLog log(out, spec.axis_names, kMetrics, o.resume);
+  g_interrupted.store(false);
+  std::signal(SIGINT, on_interrupt);
+  std::signal(SIGTERM, on_interrupt);
+  auto summary =
+      sweep::run_sweep(points, o.jobs, run_point, log, g_interrupted, std::cerr, isatty(STDERR_FILENO) != 0);
+  std::signal(SIGINT, SIG_DFL);
+  std::signal(SIGTERM, SIG_DFL);
+  if (summary.interrupted) {
+    std::cerr << "moesim: interrupted: " << summary.skipped + summary.ran << " of " << summary.total
+              << " points are in " << out << "; rerun with --resume to finish\n";
+    return 130;
+  }
+  log.finalize(points);
+  std::cout << "# sweep " << o.spec_path << ": " << summary.total << " points (" << summary.skipped
+            << " already done, " << summary.ran << " run, " << summary.failed << " failed) -> " << out
+            << "\n";
+  return 0;
+}
+
+}  // namespace
+
+void add_sweep(CLI::App& app, Action& action) {
+  auto o = std::make_shared<SweepOptions>();
+  CLI::App* sub = app.add_subcommand("sweep", "Run every point of a sweep file; resumable CSV/JSONL results");
+  sub->add_option("spec", o->spec_path, "Sweep file (JSON: base, axes, zip, filter, metric)")->required();
+  sub->add_option("--jobs", o->jobs, "Points simulated at once (default: cores)")->check(CLI::Range(1, 1024));
+  sub->add_option("--out", o->out, "Results file, .csv or .jsonl (default: <spec>.results.csv)");
+  sub->add_flag("--resume", o->resume, "Continue an interrupted sweep: skip the points already in --out");
+  sub->callback([o, &action] { action = [o] { return run_sweep_command(*o); }; });
+}
+
+}  // namespace moesim::app

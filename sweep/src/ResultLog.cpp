@@ -1,0 +1,214 @@
+#include "moesim/sweep/ResultLog.hpp"
+
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "moesim/common/Error.hpp"
+
+namespace moesim::sweep {
+
+namespace {
+bool ends_with(const std::string& s, const std::string& suffix) {
+  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+std::string csv_field(const std::string& v) {
+  if (v.find_first_of(",\"\n") == std::string::npos) return v;
+  std::string out = "\"";
+  for (char c : v) out += c == '"' ? std::string("\"\"") : std::string(1, c == '\n' ? ' ' : c);
+  return out + "\"";
+}
+
+std::vector<std::string> split_csv(const std::string& line) {
+  std::vector<std::string> out(1);
+  bool quoted = false;
+  for (std::size_t i = 0; i < line.size(); ++i) {
+    char c = line[i];
+    if (quoted) {
+      if (c == '"' && i + 1 < line.size() && line[i + 1] == '"') {
+        out.back() += '"';
+        ++i;
+      } else if (c == '"') {
+        quoted = false;
+      } else {
+        out.back() += c;
+      }
+    } else if (c == '"') {
+      quoted = true;
+    } else if (c == ',') {
+      out.emplace_back();
+    } else {
+      out.back() += c;
+    }
+  }
+  return out;
+}
+
+/** Shortest text that reads back to the same double (so reruns and resumes print identically). */
+std::string number(double v) {
+  return nlohmann::json(v).dump();
+}
+}  // namespace
+
+ResultLog::ResultLog(std::string path, std::vector<std::string> axis_names,
+                     std::vector<std::string> metric_names, bool resume)
+    : path_(std::move(path)),
+      jsonl_(ends_with(path_, ".jsonl")),
+      axis_names_(std::move(axis_names)),
+      metric_names_(std::move(metric_names)) {
+  if (!jsonl_ && !ends_with(path_, ".csv"))
+    throw ConfigError(path_, "", "the sweep output must end in .csv or .jsonl");
+  const bool exists = std::filesystem::exists(path_);
+  if (exists && !resume) {
+    throw ConfigError(path_, "",
+                      "already exists; results are never overwritten (use --resume to continue it)");
+  }
+  if (!exists) {
+    std::ofstream out(path_);
+    if (!out) throw ConfigError(path_, "", "cannot be created");
+    if (!jsonl_) out << header() << "\n";
+    return;
+  }
+  // Resume: keep complete lines only (a kill can tear the last one), then check they are ours.
+  std::ifstream in(path_);
+  std::stringstream buffer;
+  buffer << in.rdbuf();
+  std::string text = buffer.str();
+  if (!text.empty() && text.back() != '\n') {
+    text.erase(text.rfind('\n') == std::string::npos ? 0 : text.rfind('\n') + 1);
+    std::ofstream rewrite(path_, std::ios::trunc);
+    rewrite << text;
+  }
+  std::istringstream lines(text);
+  std::string line;
+  std::size_t n = 0;
+  while (std::getline(lines, line)) {
+    ++n;
+    if (!jsonl_ && n == 1) {
+      if (line != header())
+        throw ConfigError(path_, "line 1", "was written by a different sweep (columns differ)");
+      continue;
+    }
+    if (!line.empty()) finished_.insert(parse_line(line, n).id);
+  }
+  if (!jsonl_ && n == 0) {
+    std::ofstream out(path_, std::ios::app);
+    out << header() << "\n";
+  }
+}
+
+std::string ResultLog::header() const {
+  std::string h = "id";
+  for (const auto& a : axis_names_) h += "," + csv_field(a);
+  h += ",status";
+  for (const auto& m : metric_names_) h += "," + m;
+  return h + ",error";
+}
+
+std::string ResultLog::format_row(const Row& row) const {
+  if (jsonl_) {
+    nlohmann::ordered_json j;
+    j["id"] = row.id;
+    j["params"] = nlohmann::ordered_json::object();
+    for (const auto& a : axis_names_) j["params"][a] = row.axis_values.count(a) ? row.axis_values.at(a) : "";
+    j["status"] = row.ok ? "ok" : "error";
+    j["metrics"] = nlohmann::ordered_json::object();
+    for (const auto& m : metric_names_) {
+      if (row.metrics.count(m)) j["metrics"][m] = row.metrics.at(m);
+    }
+    if (!row.ok) j["error"] = row.error;
+    return j.dump();
+  }
+  std::string line = csv_field(row.id);
+  for (const auto& a : axis_names_)
+    line += "," + csv_field(row.axis_values.count(a) ? row.axis_values.at(a) : "");
+  line += row.ok ? ",ok" : ",error";
+  for (const auto& m : metric_names_) line += "," + (row.metrics.count(m) ? number(row.metrics.at(m)) : "");
+  return line + "," + csv_field(row.error);
+}
+
+Row ResultLog::parse_line(const std::string& line, std::size_t line_number) const {
+  Row row;
+  const std::string where = "line " + std::to_string(line_number);
+  if (jsonl_) {
+    nlohmann::json j;
+    try {
+      j = nlohmann::json::parse(line);
+      row.id = j.at("id").get<std::string>();
+      for (auto& [k, v] : j.at("params").items()) row.axis_values[k] = v.get<std::string>();
+      row.ok = j.at("status").get<std::string>() == "ok";
+      for (auto& [k, v] : j.at("metrics").items()) row.metrics[k] = v.get<double>();
+      if (j.contains("error")) row.error = j["error"].get<std::string>();
+    } catch (const std::exception&) {
+      throw ConfigError(path_, where, "is not a sweep result row");
+    }
+    return row;
+  }
+  auto f = split_csv(line);
+  if (f.size() != axis_names_.size() + metric_names_.size() + 3)
+    throw ConfigError(path_, where, "has the wrong number of columns");
+  std::size_t i = 0;
+  row.id = f[i++];
+  for (const auto& a : axis_names_) row.axis_values[a] = f[i++];
+  row.ok = f[i++] == "ok";
+  for (const auto& m : metric_names_) {
+    if (!f[i].empty()) row.metrics[m] = std::stod(f[i]);
+    ++i;
+  }
+  row.error = f[i];
+  return row;
+}
+
+void ResultLog::append(const Row& row) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  std::FILE* out = std::fopen(path_.c_str(), "a");
+  if (!out) throw ConfigError(path_, "", "cannot be appended to");
+  std::string line = format_row(row) + "\n";
+  std::fwrite(line.data(), 1, line.size(), out);
+  std::fflush(out);
+  std::fclose(out);
+  finished_.insert(row.id);
+}
+
+std::vector<Row> ResultLog::read_all() const {
+  std::ifstream in(path_);
+  std::vector<Row> rows;
+  std::string line;
+  std::size_t n = 0;
+  while (std::getline(in, line)) {
+    ++n;
+    if ((!jsonl_ && n == 1) || line.empty()) continue;
+    rows.push_back(parse_line(line, n));
+  }
+  return rows;
+}
+
+void ResultLog::finalize(const std::vector<Point>& order) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  std::map<std::string, std::string> by_id;
+  {
+    std::ifstream in(path_);
+    std::string line;
+    std::size_t n = 0;
+    while (std::getline(in, line)) {
+      ++n;
+      if ((!jsonl_ && n == 1) || line.empty()) continue;
+      by_id[parse_line(line, n).id] = line;
+    }
+  }
+  const std::string temp = path_ + ".tmp";
+  {
+    std::ofstream out(temp, std::ios::trunc);
+    if (!jsonl_) out << header() << "\n";
+    for (const auto& p : order) {
+      if (auto it = by_id.find(p.id); it != by_id.end()) out << it->second << "\n";
+    }
+  }
+  std::filesystem::rename(temp, path_);
+}
+
+}  // namespace moesim::sweep
