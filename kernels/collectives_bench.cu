@@ -1,0 +1,435 @@
+// collectives_bench: NCCL (RCCL) collectives on 1..N GPUs of one node, one process, one thread,
+// one communicator per GPU (ncclCommInitAll) and ncclGroupStart/End around the per-GPU calls;
+// plus an all-to-all made of cudaMemcpyPeerAsync copies (copy engines, no SMs).
+//
+// Sizes and bandwidths follow nccl-tests (doc/PERFORMANCE.md): S is the largest per-rank buffer
+//   all_reduce       S = count·4                  busbw = algbw·2(n-1)/n
+//   all_gather       S = receive bytes (n·chunk)  busbw = algbw·(n-1)/n
+//   reduce_scatter   S = send bytes (n·chunk)     busbw = algbw·(n-1)/n
+//   all_to_all       S = send bytes (n·chunk)     busbw = algbw·(n-1)/n   (ncclSend/ncclRecv pairs)
+//   all_to_all_uneven  per-pair counts drawn in [0.25, 1.75]·chunk, each rank still sends S
+//   ce_all_to_all    all_to_all through cudaMemcpyPeerAsync, one stream per (source, destination)
+// algbw = S / time, time = the slowest GPU's event-timed iteration. Data are fp32 small integers, so
+// sums are exact and every received element is checked (#wrong).
+#include <memory>
+#include <random>
+#include <sstream>
+
+#include "BenchRunner.hpp"
+#include "DeviceBuffer.hpp"
+#include "moesim/kernels/SizeSweep.hpp"
+
+namespace moesim::kernels {
+namespace {
+
+enum class Collective {
+  ALL_REDUCE,
+  ALL_GATHER,
+  REDUCE_SCATTER,
+  ALL_TO_ALL,
+  ALL_TO_ALL_UNEVEN,
+  CE_ALL_TO_ALL
+};
+
+const char* collective_name(Collective op) {
+  switch (op) {
+    case Collective::ALL_REDUCE:
+      return "all_reduce";
+    case Collective::ALL_GATHER:
+      return "all_gather";
+    case Collective::REDUCE_SCATTER:
+      return "reduce_scatter";
+    case Collective::ALL_TO_ALL:
+      return "all_to_all";
+    case Collective::ALL_TO_ALL_UNEVEN:
+      return "all_to_all_uneven";
+    case Collective::CE_ALL_TO_ALL:
+      return "ce_all_to_all";
+  }
+  return "?";
+}
+
+__host__ __device__ inline float pattern(int rank, std::size_t index) {
+  const std::uint64_t h =
+      (static_cast<std::uint64_t>(rank) * 0x9E3779B97F4A7C15ULL) ^ (index * 0xBF58476D1CE4E5B9ULL);
+  return static_cast<float>(static_cast<int>((h >> 33) % 17) - 8);
+}
+
+__global__ void fill_pattern_kernel(float* data, std::size_t count, int rank) {
+  const std::size_t stride = static_cast<std::size_t>(gridDim.x) * blockDim.x;
+  for (std::size_t i = static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < count;
+       i += stride) {
+    data[i] = pattern(rank, i);
+  }
+}
+
+// Expected value of received element i at `rank` (see the table in the file comment).
+struct ExpectedLayout {
+  Collective op;
+  int ranks;
+  int rank;
+  std::size_t chunk;            // elements per rank-chunk (even layouts)
+  const std::size_t* counts;    // uneven: counts[s * ranks + r]
+  const std::size_t* send_off;  // uneven: offset of r's chunk in s's send buffer
+  const std::size_t* recv_off;  // uneven: offset of s's chunk in r's receive buffer
+};
+
+__device__ float expected_value(const ExpectedLayout& l, std::size_t i) {
+  switch (l.op) {
+    case Collective::ALL_REDUCE: {
+      float sum = 0;
+      for (int s = 0; s < l.ranks; ++s) sum += pattern(s, i);
+      return sum;
+    }
+    case Collective::REDUCE_SCATTER: {
+      float sum = 0;
+      for (int s = 0; s < l.ranks; ++s) sum += pattern(s, static_cast<std::size_t>(l.rank) * l.chunk + i);
+      return sum;
+    }
+    case Collective::ALL_GATHER:
+      return pattern(static_cast<int>(i / l.chunk), i % l.chunk);
+    case Collective::ALL_TO_ALL:
+    case Collective::CE_ALL_TO_ALL:
+      return pattern(static_cast<int>(i / l.chunk), static_cast<std::size_t>(l.rank) * l.chunk + i % l.chunk);
+    case Collective::ALL_TO_ALL_UNEVEN: {
+      int s = 0;
+      while (s + 1 < l.ranks && l.recv_off[(s + 1) * l.ranks + l.rank] <= i) ++s;
+      const std::size_t within = i - l.recv_off[s * l.ranks + l.rank];
+      return pattern(s, l.send_off[s * l.ranks + l.rank] + within);
+    }
+  }
+  return 0;
+}
+
+__global__ void check_kernel(ExpectedLayout layout, const float* received, std::size_t count,
+                             unsigned long long* wrong) {
+  const std::size_t stride = static_cast<std::size_t>(gridDim.x) * blockDim.x;
+  unsigned long long local = 0;
+  for (std::size_t i = static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < count;
+       i += stride) {
+    if (!(received[i] == expected_value(layout, i))) ++local;
+  }
+  if (local > 0) atomicAdd(wrong, local);
+}
+
+struct CollectiveCase {
+  Collective op;
+  std::uint64_t bytes;  // S
+};
+
+class CollectivesBench : public CaseBench {
+ public:
+  CollectivesBench(const CommonOptions& common, const std::vector<int>& devices,
+                   std::vector<CollectiveCase> cases, std::uint64_t max_bytes)
+      : common_(common),
+        devices_(devices),
+        ranks_(static_cast<int>(devices.size())),
+        cases_(std::move(cases)) {
+    comms_.resize(devices_.size());
+    NCCL_CHECK(ncclCommInitAll(comms_.data(), ranks_, devices_.data()));
+    for (int r = 0; r < ranks_; ++r) {
+      CUDA_CHECK(cudaSetDevice(devices_[r]));
+      cudaStream_t stream = nullptr;
+      CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+      streams_.push_back(stream);
+      send_.emplace_back(devices_[r], max_bytes);
+      recv_.emplace_back(devices_[r], 2 * max_bytes);  // uneven receives up to 1.75·S
+      for (int peer = 0; peer < ranks_; ++peer) {
+        if (peer != r) {
+          int can_access = 0;
+          CUDA_CHECK(cudaDeviceCanAccessPeer(&can_access, devices_[r], devices_[peer]));
+          if (can_access) {
+            const cudaError_t status = cudaDeviceEnablePeerAccess(devices_[peer], 0);
+            if (status != cudaErrorPeerAccessAlreadyEnabled) CUDA_CHECK(status);
+            (void)cudaGetLastError();
+          }
+        }
+        cudaStream_t pair = nullptr;
+        CUDA_CHECK(cudaStreamCreateWithFlags(&pair, cudaStreamNonBlocking));
+        pair_streams_.push_back(pair);
+        cudaEvent_t fork = nullptr, join = nullptr;
+        CUDA_CHECK(cudaEventCreateWithFlags(&fork, cudaEventDisableTiming));
+        CUDA_CHECK(cudaEventCreateWithFlags(&join, cudaEventDisableTiming));
+        fork_events_.push_back(fork);
+        join_events_.push_back(join);
+      }
+    }
+  }
+
+  ~CollectivesBench() override {
+    for (ncclComm_t comm : comms_) (void)ncclCommDestroy(comm);
+    for (cudaStream_t s : streams_) (void)cudaStreamDestroy(s);
+    for (cudaStream_t s : pair_streams_) (void)cudaStreamDestroy(s);
+    for (cudaEvent_t e : fork_events_) (void)cudaEventDestroy(e);
+    for (cudaEvent_t e : join_events_) (void)cudaEventDestroy(e);
+  }
+
+  std::vector<TextColumn> case_columns() const override {
+    return {{"op", "", 17}, {"size", "B", 11}, {"count", "elts", 10}, {"type", "", 5}, {"redop", "", 5}};
+  }
+  std::vector<TextColumn> metric_columns() const override {
+    return {{"algbw", "GB/s", 8}, {"busbw", "GB/s", 8}};
+  }
+  std::size_t case_count() const override { return cases_.size(); }
+
+  CaseDescription describe(std::size_t index) const override {
+    const CollectiveCase& c = cases_[index];
+    const bool reduces = c.op == Collective::ALL_REDUCE || c.op == Collective::REDUCE_SCATTER;
+    CaseDescription d;
+    d.cells = {collective_name(c.op), std::to_string(c.bytes), std::to_string(c.bytes / 4), "float",
+               reduces ? "sum" : "none"};
+    d.params.set("op", collective_name(c.op));
+    d.params.set("size_bytes", static_cast<unsigned long long>(c.bytes));
+    d.params.set("count", static_cast<unsigned long long>(c.bytes / 4));
+    d.params.set("type", "float");
+    d.params.set("redop", reduces ? "sum" : "none");
+    d.params.set("ranks", ranks_);
+    return d;
+  }
+
+  void init(std::size_t index) override {
+    const CollectiveCase& c = cases_[index];
+    const std::size_t elements = c.bytes / 4;
+    chunk_ = c.op == Collective::ALL_REDUCE ? elements : elements / static_cast<std::size_t>(ranks_);
+    if (chunk_ == 0) throw CaseSkipped("fewer than one element per rank");
+    if (c.op == Collective::CE_ALL_TO_ALL && ranks_ > 1) require_peer_access();
+    if (c.op == Collective::ALL_TO_ALL_UNEVEN) build_uneven_counts(index);
+    for (int r = 0; r < ranks_; ++r) {
+      CUDA_CHECK(cudaSetDevice(devices_[r]));
+      fill_pattern_kernel<<<1024, 256, 0, streams_[r]>>>(send_[r].as<float>(), send_count(c), r);
+      CUDA_CHECK_LAUNCH();
+      CUDA_CHECK(cudaMemsetAsync(recv_[r].get(), 0xff, recv_count(c, r) * 4, streams_[r]));  // NaN
+    }
+  }
+
+  void run(std::size_t index) override {
+    const CollectiveCase& c = cases_[index];
+    if (c.op == Collective::CE_ALL_TO_ALL) {
+      run_copy_engine_all_to_all();
+      return;
+    }
+    NCCL_CHECK(ncclGroupStart());
+    for (int r = 0; r < ranks_; ++r) {
+      const float* send = send_[r].as<float>();
+      float* recv = recv_[r].as<float>();
+      switch (c.op) {
+        case Collective::ALL_REDUCE:
+          NCCL_CHECK(ncclAllReduce(send, recv, chunk_, ncclFloat, ncclSum, comms_[r], streams_[r]));
+          break;
+        case Collective::ALL_GATHER:
+          NCCL_CHECK(ncclAllGather(send, recv, chunk_, ncclFloat, comms_[r], streams_[r]));
+          break;
+        case Collective::REDUCE_SCATTER:
+          NCCL_CHECK(ncclReduceScatter(send, recv, chunk_, ncclFloat, ncclSum, comms_[r], streams_[r]));
+          break;
+        case Collective::ALL_TO_ALL:
+          for (int peer = 0; peer < ranks_; ++peer) {
+            NCCL_CHECK(ncclSend(send + peer * chunk_, chunk_, ncclFloat, peer, comms_[r], streams_[r]));
+            NCCL_CHECK(ncclRecv(recv + peer * chunk_, chunk_, ncclFloat, peer, comms_[r], streams_[r]));
+          }
+          break;
+        case Collective::ALL_TO_ALL_UNEVEN:
+          for (int peer = 0; peer < ranks_; ++peer) {
+            NCCL_CHECK(ncclSend(send + send_off_[r * ranks_ + peer], counts_[r * ranks_ + peer], ncclFloat,
+                                peer, comms_[r], streams_[r]));
+            NCCL_CHECK(ncclRecv(recv + recv_off_[peer * ranks_ + r], counts_[peer * ranks_ + r], ncclFloat,
+                                peer, comms_[r], streams_[r]));
+          }
+          break;
+        case Collective::CE_ALL_TO_ALL:
+          break;
+      }
+    }
+    NCCL_CHECK(ncclGroupEnd());
+  }
+
+  std::vector<DeviceStream> streams() const override {
+    std::vector<DeviceStream> result;
+    for (int r = 0; r < ranks_; ++r) result.push_back({devices_[r], streams_[r]});
+    return result;
+  }
+
+  WorkCount bytes_and_flops(std::size_t index) const override {
+    const CollectiveCase& c = cases_[index];
+    const double size = static_cast<double>(c.op == Collective::ALL_REDUCE ? chunk_ : chunk_ * ranks_) * 4;
+    return {size, 0};
+  }
+
+  std::vector<double> metrics(std::size_t index, const WorkCount& work, double seconds) const override {
+    const double algbw = gigabytes_per_second(work.bytes, seconds);
+    const double n = ranks_;
+    const double factor = cases_[index].op == Collective::ALL_REDUCE ? 2 * (n - 1) / n : (n - 1) / n;
+    return {algbw, algbw * factor};
+  }
+
+  ErrorTally verify(std::size_t index) override;
+
+ private:
+  std::size_t send_count(const CollectiveCase& c) const {
+    return c.op == Collective::ALL_REDUCE || c.op == Collective::ALL_GATHER ? chunk_ : chunk_ * ranks_;
+  }
+  std::size_t recv_count(const CollectiveCase& c, int rank) const {
+    switch (c.op) {
+      case Collective::ALL_REDUCE:
+        return chunk_;
+      case Collective::REDUCE_SCATTER:
+        return chunk_;
+      case Collective::ALL_TO_ALL_UNEVEN: {
+        std::size_t total = 0;
+        for (int s = 0; s < ranks_; ++s) total += counts_[s * ranks_ + rank];
+        return total;
+      }
+      default:
+        return chunk_ * ranks_;
+    }
+  }
+
+  void require_peer_access() const {
+    for (int r = 0; r < ranks_; ++r) {
+      for (int peer = 0; peer < ranks_; ++peer) {
+        int can_access = 1;
+        if (peer != r) CUDA_CHECK(cudaDeviceCanAccessPeer(&can_access, devices_[r], devices_[peer]));
+        if (!can_access) throw CaseSkipped("GPUs without peer access: copies would stage through the host");
+      }
+    }
+  }
+
+  // Row s of the count matrix sums to ranks·chunk (each rank sends S); columns vary.
+  void build_uneven_counts(std::size_t index) {
+    std::mt19937_64 rng(static_cast<std::uint64_t>(common_.seed) + index);
+    std::uniform_real_distribution<double> weight(0.25, 1.75);
+    const auto n = static_cast<std::size_t>(ranks_);
+    counts_.assign(n * n, 0);
+    for (std::size_t s = 0; s < n; ++s) {
+      std::size_t row = 0;
+      for (std::size_t r = 0; r < n; ++r) {
+        if (r == s) continue;
+        counts_[s * n + r] = static_cast<std::size_t>(weight(rng) * static_cast<double>(chunk_));
+        row += counts_[s * n + r];
+      }
+      const std::size_t total = chunk_ * n;
+      counts_[s * n + s] = total > row ? total - row : 0;
+      if (row > total) counts_[s * n + (s + 1) % n] -= row - total;
+    }
+    send_off_.assign(n * n, 0);
+    recv_off_.assign(n * n, 0);
+    for (std::size_t s = 0; s < n; ++s) {
+      for (std::size_t r = 1; r < n; ++r)
+        send_off_[s * n + r] = send_off_[s * n + r - 1] + counts_[s * n + r - 1];
+    }
+    for (std::size_t r = 0; r < n; ++r) {
+      for (std::size_t s = 1; s < n; ++s)
+        recv_off_[s * n + r] = recv_off_[(s - 1) * n + r] + counts_[(s - 1) * n + r];
+    }
+  }
+
+  void run_copy_engine_all_to_all() {
+    const std::size_t bytes = chunk_ * 4;
+    for (int r = 0; r < ranks_; ++r) {
+      CUDA_CHECK(cudaSetDevice(devices_[r]));
+      for (int peer = 0; peer < ranks_; ++peer) {
+        const std::size_t pair = static_cast<std::size_t>(r * ranks_ + peer);
+        CUDA_CHECK(cudaEventRecord(fork_events_[pair], streams_[r]));
+        CUDA_CHECK(cudaStreamWaitEvent(pair_streams_[pair], fork_events_[pair], 0));
+        const char* source = send_[r].as<char>() + static_cast<std::size_t>(peer) * bytes;
+        char* destination = recv_[peer].as<char>() + static_cast<std::size_t>(r) * bytes;
+        CUDA_CHECK(cudaMemcpyPeerAsync(destination, devices_[peer], source, devices_[r], bytes,
+                                       pair_streams_[pair]));
+        CUDA_CHECK(cudaEventRecord(join_events_[pair], pair_streams_[pair]));
+      }
+    }
+    // Each GPU's iteration ends when everything it receives has landed.
+    for (int r = 0; r < ranks_; ++r) {
+      for (int source = 0; source < ranks_; ++source) {
+        CUDA_CHECK(
+            cudaStreamWaitEvent(streams_[r], join_events_[static_cast<std::size_t>(source * ranks_ + r)], 0));
+      }
+    }
+  }
+
+  const CommonOptions& common_;
+  std::vector<int> devices_;
+  int ranks_;
+  std::vector<CollectiveCase> cases_;
+  std::vector<ncclComm_t> comms_;
+  std::vector<cudaStream_t> streams_, pair_streams_;
+  std::vector<cudaEvent_t> fork_events_, join_events_;
+  std::vector<DeviceBuffer> send_, recv_;
+  std::size_t chunk_ = 0;
+  std::vector<std::size_t> counts_, send_off_, recv_off_;
+};
+
+ErrorTally CollectivesBench::verify(std::size_t index) {
+  const CollectiveCase& c = cases_[index];
+  ErrorTally tally(0);
+  for (int r = 0; r < ranks_; ++r) {
+    CUDA_CHECK(cudaSetDevice(devices_[r]));
+    CUDA_CHECK(cudaStreamSynchronize(streams_[r]));
+    const std::size_t tables = counts_.size() * sizeof(std::size_t);
+    DeviceBuffer wrong(devices_[r], sizeof(unsigned long long));
+    DeviceBuffer table(devices_[r], 3 * std::max<std::size_t>(tables, 8));
+    auto* table_data = table.as<std::size_t>();
+    if (tables > 0) {
+      CUDA_CHECK(cudaMemcpy(table_data, counts_.data(), tables, cudaMemcpyHostToDevice));
+      CUDA_CHECK(cudaMemcpy(table_data + counts_.size(), send_off_.data(), tables, cudaMemcpyHostToDevice));
+      CUDA_CHECK(
+          cudaMemcpy(table_data + 2 * counts_.size(), recv_off_.data(), tables, cudaMemcpyHostToDevice));
+    }
+    CUDA_CHECK(cudaMemset(wrong.get(), 0, sizeof(unsigned long long)));
+    const ExpectedLayout layout{
+        c.op, ranks_, r, chunk_, table_data, table_data + counts_.size(), table_data + 2 * counts_.size()};
+    const std::size_t count = recv_count(c, r);
+    check_kernel<<<1024, 256>>>(layout, recv_[r].as<float>(), count, wrong.as<unsigned long long>());
+    CUDA_CHECK_LAUNCH();
+    unsigned long long host_wrong = 0;
+    CUDA_CHECK(cudaMemcpy(&host_wrong, wrong.get(), sizeof host_wrong, cudaMemcpyDeviceToHost));
+    tally.add_counts(static_cast<std::int64_t>(count), static_cast<std::int64_t>(host_wrong),
+                     host_wrong ? 1.0 : 0.0);
+  }
+  return tally;
+}
+
+std::vector<Collective> parse_ops(const std::string& text) {
+  std::vector<Collective> ops;
+  std::stringstream stream(text);
+  std::string item;
+  while (std::getline(stream, item, ',')) {
+    bool found = false;
+    for (Collective op : {Collective::ALL_REDUCE, Collective::ALL_GATHER, Collective::REDUCE_SCATTER,
+                          Collective::ALL_TO_ALL, Collective::ALL_TO_ALL_UNEVEN, Collective::CE_ALL_TO_ALL}) {
+      if (item == collective_name(op)) {
+        ops.push_back(op);
+        found = true;
+      }
+    }
+    if (!found) throw ArgError("--ops: unknown collective '" + item + "'");
+  }
+  return ops;
+}
+
+}  // namespace
+}  // namespace moesim::kernels
+
+int main(int argc, char** argv) {
+  using namespace moesim::kernels;
+  BenchSession session("collectives",
+                       "NCCL collectives and copy-engine all-to-all on one node: algbw, busbw");
+  std::uint64_t min_bytes = 8, max_bytes = 1ULL << 30;
+  double factor = 2;
+  std::string ops = "all_reduce,all_gather,reduce_scatter,all_to_all,all_to_all_uneven,ce_all_to_all";
+  ArgParser& parser = session.parser();
+  parser.add_bytes("minbytes", 'b', &min_bytes, "smallest size S");
+  parser.add_bytes("maxbytes", 'e', &max_bytes, "largest size S");
+  parser.add_double("stepfactor", 'f', &factor, "size multiplier");
+  parser.add_string("ops", 0, &ops, "collectives to run");
+  return bench_main(argc, argv, session, [&](BenchSession& s) {
+    s.open({{"NCCL", nccl_version_text()}});
+    s.log().comment("ranks: " + std::to_string(s.devices().size()) + ", out-of-place, float, one process");
+    std::vector<CollectiveCase> cases;
+    for (Collective op : parse_ops(ops)) {
+      for (std::uint64_t bytes : geometric_sizes(min_bytes, max_bytes, factor)) cases.push_back({op, bytes});
+    }
+    CollectivesBench bench(s.options(), s.devices(), cases, max_bytes);
+    run_cases(s, bench);
+  });
+}

@@ -1,0 +1,96 @@
+#pragma once
+/**
+ * @file One cuBLASLt (hipBLASLt) matrix product in row-major terms, plus sampled verification.
+ *
+ *   Y[m, n] = alpha * A · B      (batched: `batch` independent products with fixed strides)
+ *
+ * A is stored row-major as [m, k] (A_MK) or as its transpose [k, m] (A_KM); B as [n, k] (B_NK, the
+ * weight layout of Y = X·Wᵀ, cuBLAS "TN", the layout fp8 requires) or [k, n] (B_KN). Y is row-major
+ * [m, n] in `out_type`. Internally cuBLASLt sees the column-major product Yᵀ = Bᵀ·Aᵀ.
+ * Accumulation is fp32; the algorithm is cuBLASLt's first heuristic choice for a 32 MiB workspace.
+ */
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "DeviceBuffer.hpp"
+#include "DeviceFill.hpp"
+#include "GpuCheck.hpp"
+#include "moesim/kernels/ErrorTally.hpp"
+
+namespace moesim::kernels {
+
+enum class ALayout { MK, KM };
+enum class BLayout { NK, KN };
+
+/** @brief Shape, layouts and types of one (batched) product. */
+struct MatmulShape {
+  std::int64_t m = 0;
+  std::int64_t n = 0;
+  std::int64_t k = 0;
+  std::int64_t batch = 1;
+  ALayout a_layout = ALayout::MK;
+  BLayout b_layout = BLayout::NK;
+  DataType in_type = DataType::BF16;
+  DataType out_type = DataType::BF16;
+  float alpha = 1.0f;
+
+  std::int64_t a_elements() const { return m * k; }
+  std::int64_t b_elements() const { return n * k; }
+  std::int64_t y_elements() const { return m * n; }
+  /** @brief 2·m·n·k·batch. */
+  double flops() const { return 2.0 * static_cast<double>(m) * n * k * batch; }
+  /** @brief Each operand read once and the output written once. */
+  double min_bytes() const;
+};
+
+/** @brief "cuBLASLt 13.1.0"-style version text of the linked library. */
+std::string blaslt_version();
+
+/** @brief One cuBLASLt handle shared by the products of a benchmark. */
+class LtHandle {
+ public:
+  LtHandle();
+  ~LtHandle();
+  LtHandle(const LtHandle&) = delete;
+  LtHandle& operator=(const LtHandle&) = delete;
+  cublasLtHandle_t get() const { return handle_; }
+
+ private:
+  cublasLtHandle_t handle_ = nullptr;
+};
+
+/** @brief Descriptors and chosen algorithm of one product; run() enqueues it. */
+class LtMatmul {
+ public:
+  static constexpr std::size_t kWorkspaceBytes = 32u << 20;
+
+  /** @throws CaseSkipped when cuBLASLt offers no algorithm for this shape and types. */
+  LtMatmul(const LtHandle& handle, const MatmulShape& shape);
+  ~LtMatmul();
+  LtMatmul(const LtMatmul&) = delete;
+  LtMatmul& operator=(const LtMatmul&) = delete;
+
+  const MatmulShape& shape() const { return shape_; }
+  /** @brief Enqueues Y = alpha·A·B; the workspace must hold kWorkspaceBytes. */
+  void run(const void* a, const void* b, void* y, void* workspace, cudaStream_t stream) const;
+
+ private:
+  const LtHandle& handle_;
+  MatmulShape shape_;
+  cublasLtMatmulDesc_t operation_ = nullptr;
+  cublasLtMatrixLayout_t a_desc_ = nullptr;
+  cublasLtMatrixLayout_t b_desc_ = nullptr;
+  cublasLtMatrixLayout_t y_desc_ = nullptr;
+  cublasLtMatmulHeuristicResult_t heuristic_{};
+};
+
+/**
+ * @brief Recomputes `samples` random outputs of Y in double precision on the GPU and compares.
+ * Error of an output: |y - ref| / sum_k |a_ik·b_kj| (see ErrorTally); batch b of A, B and Y start
+ * at b·(elements per matrix).
+ */
+ErrorTally verify_matmul_samples(const MatmulShape& shape, const void* a, const void* b, const void* y,
+                                 int samples, std::uint64_t seed, double tolerance, cudaStream_t stream);
+
+}  // namespace moesim::kernels

@@ -1,0 +1,175 @@
+// grouped_gemm_bench: the expert GEMMs of one MoE layer on one GPU: E_local experts, each with
+// its own weights, each multiplying the tokens routed to it (Y_e = X_e · W_eᵀ).
+//
+//   impl=loop     E cuBLASLt calls, one per expert, back to back on one stream (what Megatron's
+//                 sequential-MLP path and a cuBLAS loop do; the time includes E launch gaps)
+//   impl=batched  one strided-batched cuBLASLt call over all experts (equal tokens per expert)
+// The same data layout serves both: X [E, T, K], W [E, N, K], Y [E, T, N], row-major, bf16.
+#include <memory>
+
+#include "BenchRunner.hpp"
+#include "DeviceInfo.hpp"
+#include "LtMatmul.hpp"
+#include "OperandSets.hpp"
+#include "moesim/kernels/DatasheetPeaks.hpp"
+
+namespace moesim::kernels {
+namespace {
+
+struct GroupedCase {
+  std::string impl;
+  std::string proj;
+  std::int64_t experts, tokens_per_expert, n, k;
+};
+
+class GroupedGemmBench : public CaseBench {
+ public:
+  GroupedGemmBench(const CommonOptions& common, int device, const std::vector<std::int64_t>& experts,
+                   const std::vector<std::int64_t>& tokens, double peak_tflops)
+      : common_(common), device_(device), peak_tflops_(peak_tflops) {
+    CUDA_CHECK(cudaSetDevice(device));
+    CUDA_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
+    l2_bytes_ = describe_gpu(device).l2_bytes;
+    workspace_ = DeviceBuffer(device, LtMatmul::kWorkspaceBytes);
+    for (auto [ffn, hidden] : {std::pair<std::int64_t, std::int64_t>{1408, 2048}, {2048, 7168}}) {
+      for (std::int64_t e : experts) {
+        for (std::int64_t t : tokens) {
+          for (const char* impl : {"loop", "batched"}) {
+            cases_.push_back(
+                {impl, "up_f" + std::to_string(ffn) + "_h" + std::to_string(hidden), e, t, 2 * ffn, hidden});
+            cases_.push_back(
+                {impl, "down_f" + std::to_string(ffn) + "_h" + std::to_string(hidden), e, t, hidden, ffn});
+          }
+        }
+      }
+    }
+  }
+  ~GroupedGemmBench() override { (void)cudaStreamDestroy(stream_); }
+
+  std::vector<TextColumn> case_columns() const override {
+    return {{"impl", "", 7}, {"proj", "", 15}, {"E", "", 3}, {"T/E", "", 5}, {"N", "", 5}, {"K", "", 5}};
+  }
+  std::vector<TextColumn> metric_columns() const override {
+    return {{"rate", "TFLOP/s", 9}, {"peak", "%", 6}, {"per_exp", "us", 8}};
+  }
+  std::size_t case_count() const override { return cases_.size(); }
+
+  CaseDescription describe(std::size_t index) const override {
+    const GroupedCase& c = cases_[index];
+    CaseDescription d;
+    d.cells = {c.impl,
+               c.proj,
+               std::to_string(c.experts),
+               std::to_string(c.tokens_per_expert),
+               std::to_string(c.n),
+               std::to_string(c.k)};
+    d.params.set("impl", c.impl);
+    d.params.set("proj", c.proj);
+    d.params.set("experts", static_cast<long long>(c.experts));
+    d.params.set("tokens_per_expert", static_cast<long long>(c.tokens_per_expert));
+    d.params.set("n", static_cast<long long>(c.n));
+    d.params.set("k", static_cast<long long>(c.k));
+    d.params.set("dtype", "bf16");
+    return d;
+  }
+
+  void init(std::size_t index) override {
+    const GroupedCase& c = cases_[index];
+    MatmulShape one;
+    one.m = c.tokens_per_expert;
+    one.n = c.n;
+    one.k = c.k;
+    batched_shape_ = one;
+    batched_shape_.batch = c.experts;
+    matmul_ = std::make_unique<LtMatmul>(handle_, c.impl == "loop" ? one : batched_shape_);
+    sets_ = rotation_count(static_cast<std::size_t>(batched_shape_.min_bytes()), l2_bytes_, 8);
+    const auto seed = static_cast<std::uint64_t>(common_.seed) + index * 100;
+    const auto experts = static_cast<std::size_t>(c.experts);
+    x_ = random_buffers(device_, sets_, experts * static_cast<std::size_t>(one.a_elements()), DataType::BF16,
+                        seed, 1.0f, stream_);
+    w_ = random_buffers(device_, sets_, experts * static_cast<std::size_t>(one.b_elements()), DataType::BF16,
+                        seed + 50, 1.0f, stream_);
+    y_ = DeviceBuffer(device_, experts * static_cast<std::size_t>(one.y_elements()) * 2);
+    fill_constant(y_.get(), DataType::BF16, experts * static_cast<std::size_t>(one.y_elements()), NAN,
+                  stream_);
+    iteration_ = 0;
+  }
+
+  void run(std::size_t index) override {
+    const GroupedCase& c = cases_[index];
+    const std::size_t set = iteration_++ % sets_;
+    if (c.impl == "batched") {
+      matmul_->run(x_[set].get(), w_[set].get(), y_.get(), workspace_.get(), stream_);
+      return;
+    }
+    const MatmulShape& one = matmul_->shape();
+    for (std::int64_t e = 0; e < c.experts; ++e) {
+      matmul_->run(x_[set].as<bf16_t>() + e * one.a_elements(), w_[set].as<bf16_t>() + e * one.b_elements(),
+                   y_.as<bf16_t>() + e * one.y_elements(), workspace_.get(), stream_);
+    }
+  }
+
+  std::vector<DeviceStream> streams() const override { return {{device_, stream_}}; }
+  bool is_graph_capturable() const override { return true; }
+  WorkCount bytes_and_flops(std::size_t) const override {
+    return {batched_shape_.min_bytes(), batched_shape_.flops()};
+  }
+
+  std::vector<double> metrics(std::size_t index, const WorkCount& work, double seconds) const override {
+    const double rate = teraflops_per_second(work.flops, seconds);
+    return {rate, peak_tflops_ > 0 ? rate / peak_tflops_ * 100 : 0.0,
+            seconds * 1e6 / static_cast<double>(cases_[index].experts)};
+  }
+
+  ErrorTally verify(std::size_t index) override {
+    const std::size_t last = (iteration_ + sets_ - 1) % sets_;
+    return verify_matmul_samples(batched_shape_, x_[last].get(), w_[last].get(), y_.get(), 256,
+                                 static_cast<std::uint64_t>(common_.seed) + index, 1e-2, stream_);
+  }
+
+  void release(std::size_t) override {
+    matmul_.reset();
+    x_.clear();
+    w_.clear();
+    y_.reset();
+  }
+
+ private:
+  const CommonOptions& common_;
+  int device_;
+  double peak_tflops_;
+  cudaStream_t stream_ = nullptr;
+  std::size_t l2_bytes_ = 0;
+  LtHandle handle_;
+  DeviceBuffer workspace_;
+  std::vector<GroupedCase> cases_;
+  MatmulShape batched_shape_;
+  std::unique_ptr<LtMatmul> matmul_;
+  std::vector<DeviceBuffer> x_, w_;
+  DeviceBuffer y_;
+  std::size_t sets_ = 1;
+  std::size_t iteration_ = 0;
+};
+
+}  // namespace
+}  // namespace moesim::kernels
+
+int main(int argc, char** argv) {
+  using namespace moesim::kernels;
+  BenchSession session("grouped_gemm",
+                       "E local experts x tokens per expert: cuBLASLt loop vs strided-batched");
+  std::vector<std::int64_t> experts{4, 8, 16, 32};
+  std::vector<std::int64_t> tokens{128, 512, 2048};
+  session.parser().add_int_list("experts", 0, &experts, "local expert counts E");
+  session.parser().add_int_list("tokens_per_expert", 0, &tokens, "tokens routed to each expert");
+  return bench_main(argc, argv, session, [&](BenchSession& s) {
+    s.open({{"cuBLASLt", blaslt_version()}});
+    const int device = s.devices().front();
+    const auto peak = datasheet_peak(describe_gpu(device).name);
+    const double peak_tflops = peak ? peak->bf16_dense_tflops : 0.0;
+    s.log().add_context("peak_bf16_tflops", peak_tflops);
+    s.log().comment("loop = one cuBLASLt call per expert on one stream; batched = one strided-batched call");
+    GroupedGemmBench bench(s.options(), device, experts, tokens, peak_tflops);
+    run_cases(s, bench);
+  });
+}

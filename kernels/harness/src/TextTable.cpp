@@ -1,0 +1,53 @@
+#include "moesim/kernels/TextTable.hpp"
+
+#include <cmath>
+#include <cstdio>
+#include <stdexcept>
+
+namespace moesim::kernels {
+namespace {
+
+std::string pad_left(const std::string& text, int width) {
+  if (static_cast<int>(text.size()) >= width) return text;
+  return std::string(static_cast<std::size_t>(width) - text.size(), ' ') + text;
+}
+
+}  // namespace
+
+std::string TextTable::header() const {
+  std::string names = "#";
+  std::string units = "#";
+  for (const TextColumn& column : columns_) {
+    names += " " + pad_left(column.name, column.width);
+    units += " " + pad_left(column.unit.empty() ? "" : "(" + column.unit + ")", column.width);
+  }
+  return names + "\n" + units + "\n";
+}
+
+std::string TextTable::row(const std::vector<std::string>& cells) const {
+  if (cells.size() != columns_.size()) {
+    throw std::invalid_argument("table row has " + std::to_string(cells.size()) + " cells for " +
+                                std::to_string(columns_.size()) + " columns");
+  }
+  std::string line = " ";
+  for (std::size_t i = 0; i < cells.size(); ++i) line += " " + pad_left(cells[i], columns_[i].width);
+  return line + "\n";
+}
+
+std::string format_fixed(double value, int precision) {
+  if (std::isnan(value)) return "nan";
+  if (std::isinf(value)) return value > 0 ? "inf" : "-inf";
+  char buffer[64];
+  std::snprintf(buffer, sizeof buffer, "%.*f", precision, value);
+  return buffer;
+}
+
+std::string format_general(double value, int significant) {
+  if (std::isnan(value)) return "nan";
+  if (std::isinf(value)) return value > 0 ? "inf" : "-inf";
+  char buffer[64];
+  std::snprintf(buffer, sizeof buffer, "%.*g", significant, value);
+  return buffer;
+}
+
+}  // namespace moesim::kernels

@@ -1,0 +1,159 @@
+// launch_bench: what a kernel launch costs, the numbers the simulator's host-launch model uses.
+//
+//   launch_host        host time of one <<<>>> launch of an empty kernel (the CPU cost per launch),
+//                      averaged over --batch launches issued back to back
+//   launch_device      device time per empty kernel when the GPU never waits for the host: the
+//                      batch queues up behind a spin kernel, then is event-timed (GPU-side
+//                      kernel-to-kernel throughput)
+//   launch_roundtrip   host time of launch + cudaStreamSynchronize (latency to a finished kernel)
+//   graph_device_N     device time of one replay of a graph of N empty kernel nodes, per node
+//                      (replays queued behind a spin kernel, as for launch_device)
+//   graph_host_N       host time of cudaGraphLaunch of that graph, per node
+// Host timings use std::chrono around a batch of operations, never around a single one.
+#include <chrono>
+#include <memory>
+
+#include "BenchRunner.hpp"
+
+namespace moesim::kernels {
+namespace {
+
+__global__ void empty_kernel() {}
+
+// Holds the stream for `nanoseconds`, so that launches issued meanwhile queue up on the GPU.
+__global__ void spin_kernel(long long nanoseconds) {
+  const long long start = clock64();
+  // clock64 counts SM cycles; 2 GHz is an upper bound, so this spins at least `nanoseconds`.
+  while (clock64() - start < nanoseconds * 2) {
+  }
+}
+
+double host_us_since(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start).count();
+}
+
+class LaunchBench {
+ public:
+  LaunchBench(BenchSession& session, int device, std::int64_t batch)
+      : session_(session), device_(device), batch_(batch) {
+    CUDA_CHECK(cudaSetDevice(device));
+    CUDA_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
+    std::vector<TextColumn> columns{{"measure", "", 18}, {"ops", "", 6}};
+    for (const TextColumn& column : time_columns()) columns.push_back(column);
+    columns.push_back({"rate", "Mop/s", 8});
+    session.log().start_table(TextTable(columns));
+    session.log().comment("time columns are per operation (one launch or one graph node)");
+  }
+  ~LaunchBench() { (void)cudaStreamDestroy(stream_); }
+
+  void run_all(const std::vector<std::int64_t>& graph_nodes) {
+    const auto iters = static_cast<std::size_t>(session_.options().iters);
+    const std::int64_t warmup = session_.options().warmup_iters;
+    for (std::int64_t i = 0; i < warmup; ++i) launch_batch();
+    CUDA_CHECK(cudaStreamSynchronize(stream_));
+
+    std::vector<double> host(iters), device(iters), roundtrip(iters);
+    EventTimeline timeline(device_, iters);
+    for (std::size_t i = 0; i < iters; ++i) {
+      const auto start = std::chrono::steady_clock::now();
+      launch_batch();
+      host[i] = host_us_since(start) / static_cast<double>(batch_);
+      CUDA_CHECK(cudaStreamSynchronize(stream_));
+    }
+    for (std::size_t i = 0; i < iters; ++i) {
+      spin_kernel<<<1, 1, 0, stream_>>>(batch_ * 20'000);  // 20 us per queued launch covers the host's rate
+      timeline.record_start(i, stream_);
+      launch_batch();
+      timeline.record_end(i, stream_);
+      CUDA_CHECK(cudaStreamSynchronize(stream_));
+      device[i] = timeline.elapsed_ms(i) * 1e3 / static_cast<double>(batch_);
+    }
+    const std::int64_t roundtrips = std::max<std::int64_t>(1, batch_ / 10);
+    for (std::size_t i = 0; i < iters; ++i) {
+      const auto start = std::chrono::steady_clock::now();
+      for (std::int64_t k = 0; k < roundtrips; ++k) {
+        empty_kernel<<<1, 1, 0, stream_>>>();
+        CUDA_CHECK(cudaStreamSynchronize(stream_));
+      }
+      roundtrip[i] = host_us_since(start) / static_cast<double>(roundtrips);
+    }
+    CUDA_CHECK_LAUNCH();
+    add_row("launch_host", batch_, host);
+    add_row("launch_device", batch_, device);
+    add_row("launch_roundtrip", roundtrips, roundtrip);
+    for (std::int64_t nodes : graph_nodes) run_graph(nodes);
+  }
+
+ private:
+  void launch_batch() {
+    for (std::int64_t k = 0; k < batch_; ++k) empty_kernel<<<1, 1, 0, stream_>>>();
+  }
+
+  void run_graph(std::int64_t nodes) {
+    cudaGraph_t graph = nullptr;
+    cudaGraphExec_t exec = nullptr;
+    CUDA_CHECK(cudaStreamBeginCapture(stream_, cudaStreamCaptureModeThreadLocal));
+    for (std::int64_t k = 0; k < nodes; ++k) empty_kernel<<<1, 1, 0, stream_>>>();
+    CUDA_CHECK(cudaStreamEndCapture(stream_, &graph));
+    CUDA_CHECK(instantiate_graph(&exec, graph));
+    const auto iters = static_cast<std::size_t>(session_.options().iters);
+    // Enough replays per sample that the sample spans at least ~1000 nodes.
+    const std::int64_t replays = std::max<std::int64_t>(1, 1000 / nodes);
+    for (std::int64_t i = 0; i < session_.options().warmup_iters; ++i)
+      CUDA_CHECK(cudaGraphLaunch(exec, stream_));
+    CUDA_CHECK(cudaStreamSynchronize(stream_));
+    std::vector<double> host(iters), device(iters);
+    EventTimeline timeline(device_, iters);
+    for (std::size_t i = 0; i < iters; ++i) {
+      spin_kernel<<<1, 1, 0, stream_>>>(replays * 20'000);
+      timeline.record_start(i, stream_);
+      const auto start = std::chrono::steady_clock::now();
+      for (std::int64_t r = 0; r < replays; ++r) CUDA_CHECK(cudaGraphLaunch(exec, stream_));
+      host[i] = host_us_since(start) / static_cast<double>(replays * nodes);
+      timeline.record_end(i, stream_);
+      CUDA_CHECK(cudaStreamSynchronize(stream_));
+      device[i] = timeline.elapsed_ms(i) * 1e3 / static_cast<double>(replays * nodes);
+    }
+    CUDA_CHECK(cudaGraphExecDestroy(exec));
+    CUDA_CHECK(cudaGraphDestroy(graph));
+    add_row("graph_device_" + std::to_string(nodes), nodes, device);
+    add_row("graph_host_" + std::to_string(nodes), nodes, host);
+  }
+
+  void add_row(const std::string& measure, std::int64_t ops, const std::vector<double>& samples_us) {
+    const SampleStats stats = summarize(samples_us);
+    std::vector<std::string> cells{measure, std::to_string(ops)};
+    for (const std::string& cell : time_cells(stats)) cells.push_back(cell);
+    const double rate = stats.p50 > 0 ? 1.0 / stats.p50 : 0.0;
+    cells.push_back(format_fixed(rate, 3));
+    JsonValue record = JsonValue::object();
+    record.set("measure", measure);
+    record.set("ops_per_sample", static_cast<long long>(ops));
+    record.set("time_us", time_json(stats));
+    record.set("rate_Mops", rate);
+    session_.log().add_row(cells, record);
+  }
+
+  BenchSession& session_;
+  int device_;
+  std::int64_t batch_;
+  cudaStream_t stream_ = nullptr;
+};
+
+}  // namespace
+}  // namespace moesim::kernels
+
+int main(int argc, char** argv) {
+  using namespace moesim::kernels;
+  BenchSession session("launch", "empty-kernel launch overhead and CUDA graph replay cost per node");
+  std::int64_t batch = 1000;
+  std::vector<std::int64_t> graph_nodes{1, 10, 100, 1000};
+  session.parser().add_int("batch", 0, &batch, "launches per timed sample", 1);
+  session.parser().add_int_list("graph_nodes", 0, &graph_nodes, "kernel nodes per graph");
+  return bench_main(argc, argv, session, [&](BenchSession& s) {
+    s.open({});
+    s.log().comment("no outputs to verify: the correctness columns are omitted");
+    LaunchBench bench(s, s.devices().front(), batch);
+    bench.run_all(graph_nodes);
+  });
+}

@@ -1,0 +1,88 @@
+#!/usr/bin/env bash
+# Builds kernels/ on a GPU node and runs the chosen suites; everything lands in OUT_DIR.
+#
+#   kernels/tools/run_calibration.sh OUT_DIR LABEL SUITE...
+#   SUITE: gemm grouped_gemm attention torch_sdpa memory launch persistent persistent2
+#          collectives2 collectives4 contention1 contention2 contention4 contention4_priority
+#          (the digit = GPUs)
+#
+# Writes WORK/LABEL/{system.txt, build.log, summary.txt, <suite>.log, <suite>.json} (WORK =
+# $MOESIM_WORK_DIR or /tmp/moesim-calibration), packs it into OUT_DIR/LABEL.tar.gz, and prints the
+# end of each log. MOESIM_GIT_SHA names the source revision; MOESIM_SUITE_TIMEOUT caps each suite (s).
+set -u
+out_dir=$1 label=$2
+shift 2
+repo=$(cd "$(dirname "$0")/../.." && pwd)
+work_root=${MOESIM_WORK_DIR:-/tmp/moesim-calibration}
+work=$work_root/$label
+mkdir -p "$work" "$out_dir"
+export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1  # never NVLink multicast
+
+{
+  date -u +%Y-%m-%dT%H:%M:%SZ
+  nvidia-smi
+  nvidia-smi topo -m
+  nvcc --version 2>&1 || /usr/local/cuda/bin/nvcc --version
+  python3 -c 'import torch; print("torch", torch.__version__, "cuda", torch.version.cuda, "cudnn", torch.backends.cudnn.version(), "gpus", torch.cuda.device_count())'
+  ls /usr/local/cuda/include | grep -E '^(nccl|cudnn|cublasLt)' ; ls /usr/local/cuda/lib64 | grep -E 'nccl|cublasLt'
+} > "$work/system.txt" 2>&1
+
+nccl_root=""
+if [ ! -f /usr/local/cuda/include/nccl.h ]; then
+  nccl_root=$(python3 -c 'import nvidia.nccl, os; print(os.path.dirname(nvidia.nccl.__file__))' 2>/dev/null || true)
+  [ -z "$nccl_root" ] && nccl_root=$(python3 -c 'import nvidia.nccl; print(list(nvidia.nccl.__path__)[0])' 2>/dev/null || true)
+fi
+echo "NCCL_ROOT=${nccl_root:-<toolkit>}" >> "$work/system.txt"
+build=$repo/build-kernels
+nvcc_path=$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)
+cmake -S "$repo/kernels" -B "$build" -DMOESIM_GPU_BACKEND=CUDA -DCMAKE_CUDA_COMPILER="$nvcc_path" \
+  -DMOESIM_GIT_SHA="${MOESIM_GIT_SHA:-unknown}" ${nccl_root:+-DNCCL_ROOT=$nccl_root} > "$work/build.log" 2>&1
+cmake --build "$build" -j "$(nproc)" >> "$work/build.log" 2>&1 || { tail -40 "$work/build.log"; }
+[ -n "$nccl_root" ] && export LD_LIBRARY_PATH=$nccl_root/lib:${LD_LIBRARY_PATH:-}
+
+run() {  # run NAME COMMAND...: log + JSON per suite, never stops the script
+  local name=$1
+  shift
+  echo "=== $name: $*" | tee -a "$work/summary.txt"
+  local start=$SECONDS
+  timeout "${MOESIM_SUITE_TIMEOUT:-240}" "$@" -J "$work/$name.json" > "$work/$name.log" 2>&1
+  echo "=== $name: exit $? in $((SECONDS - start)) s" | tee -a "$work/summary.txt"
+  pack
+}
+
+pack() {  # after every suite, so a run cut short still returns what finished
+  tar -czf "$out_dir/$label.tar.gz" -C "$work_root" "$label"
+  cp "$work/summary.txt" "$out_dir/$label-summary.txt"
+}
+
+for suite in "$@"; do
+  case $suite in
+    gemm) run gemm "$build/gemm_bench" -w 5 -n 30 -G 64 ;;
+    grouped_gemm) run grouped_gemm "$build/grouped_gemm_bench" -w 3 -n 20 -G 64 ;;
+    attention) run attention "$build/attention_bench" -w 2 -n 10 ;;
+    memory) run memory "$build/memory_bench" -w 3 -n 20 -G 64 ;;
+    launch) run launch "$build/launch_bench" -w 3 -n 30 ;;
+    persistent) run persistent "$build/persistent_bench" --tasks 65536 -w 2 -n 10 ;;
+    persistent2) run persistent2 "$build/persistent_bench" -g 2 --parts store -w 2 -n 10 ;;
+    collectives2) run collectives2 "$build/collectives_bench" -g 2 -b 8 -e 1G -f 2 -w 5 -n 20 ;;
+    collectives4) run collectives4 "$build/collectives_bench" -g 4 -b 8 -e 1G -f 2 -w 5 -n 20 ;;
+    contention1) run contention1 "$build/contention_bench" -g 1 --comms ce_copy -w 3 -n 30 ;;
+    contention2) run contention2 "$build/contention_bench" -g 2 -w 3 -n 30 ;;
+    contention4) run contention4 "$build/contention_bench" -g 4 -w 3 -n 30 ;;
+    contention4_priority) run contention4_priority "$build/contention_bench" -g 4 -w 3 -n 30 --comm_priority ;;
+    torch_sdpa)
+      echo "=== torch_sdpa" | tee -a "$work/summary.txt"
+      timeout "${MOESIM_SUITE_TIMEOUT:-240}" python3 "$repo/kernels/tools/torch_sdpa_compare.py" \
+        --json "$work/torch_sdpa.json" > "$work/torch_sdpa.log" 2>&1
+      echo "=== torch_sdpa: exit $?" | tee -a "$work/summary.txt"
+      pack ;;
+    *) echo "unknown suite $suite" | tee -a "$work/summary.txt" ;;
+  esac
+done
+pack
+# The end of every log, for the reply.
+for f in "$work"/*.log; do
+  echo "##### $(basename "$f")"
+  grep -E '^#.*(GPU [0-9]|error|WARNING|Verified|skipped)' "$f" | head -8
+  grep -v '^#' "$f" | tail -4
+done
