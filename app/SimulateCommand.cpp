@@ -9,6 +9,7 @@
 #include "ScenarioOptions.hpp"
 #include "moesim/common/Error.hpp"
 #include "moesim/reports/ChromeTrace.hpp"
+#include "moesim/reports/HtmlReport.hpp"
 #include "moesim/reports/ResultJson.hpp"
 #include "moesim/reports/SummaryTable.hpp"
 
@@ -21,6 +22,7 @@ struct SimulateOptions {
   std::string compare;
   std::string json_path;
   std::string trace_path;
+  std::string report_dir;
 };
 
 void write_text(const std::string& path, const std::string& what,
@@ -58,6 +60,12 @@ int run_simulate(const SimulateOptions& o, const Invocation& invocation) {
     write_text(o.trace_path, "trace", [&](std::ostream& out) { reports::write_chrome_trace(out, result); });
     if (!json_to_stdout) std::cout << "# trace: " << o.trace_path << " (open in https://ui.perfetto.dev)\n";
   }
+  if (!o.report_dir.empty()) {
+    std::vector<const schedules::SimulationResult*> rows{&result};
+    if (baseline) rows.push_back(baseline.get());
+    reports::write_report(o.report_dir, rows);
+    if (!json_to_stdout) std::cout << "# report: " << o.report_dir << "/index.html\n";
+  }
   return 0;
 }
 
@@ -71,6 +79,7 @@ void add_simulate(CLI::App& app, const Invocation& invocation, Action& action) {
   sub->add_option("--compare", options->compare, "Also simulate this schedule and report speedup_vs it");
   sub->add_option("--json", options->json_path, "Write the result record as JSON to FILE, or - for stdout");
   sub->add_option("--trace", options->trace_path, "Write a Chrome/Perfetto trace of the run to FILE");
+  sub->add_option("--report", options->report_dir, "Write DIR/index.html, DIR/trace.json and DIR/summary.md");
   sub->callback([options, &invocation, &action] {
     action = [options, &invocation] { return run_simulate(*options, invocation); };
   });

@@ -13,6 +13,7 @@
 #include "Commands.hpp"
 #include "ScenarioOptions.hpp"
 #include "moesim/common/Error.hpp"
+#include "moesim/reports/HtmlReport.hpp"
 #include "moesim/schedules/Simulation.hpp"
 #include "moesim/sweep/Runner.hpp"
 
@@ -34,6 +35,7 @@ struct SweepOptions {
   int jobs = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   std::string out;
   bool resume = false;
+  std::string report_dir;
 };
 
 std::map<std::string, double> metrics_of(const schedules::SimulationResult& r) {
@@ -48,29 +50,40 @@ std::map<std::string, double> metrics_of(const schedules::SimulationResult& r) {
           {"tokens_per_s", r.tokens_per_s}};
 }
 
+/** A point's scenario and its --compare schedule ("" when none). */
+struct PointScenario {
+  schedules::Scenario scenario;
+  std::string compare;
+};
+
 /** Parses the point's flags exactly as `moesim simulate` would, so every simulate flag is an axis. */
+PointScenario parse_point(const std::map<std::string, std::string>& params) {
+  CLI::App parser;
+  ScenarioOptions options;
+  PointScenario out;
+  add_scenario_options(parser, options);
+  parser.add_option("--compare", out.compare);
+  std::vector<std::string> args;
+  for (const auto& [key, value] : params) {
+    if (key == "opt") {
+      std::stringstream parts(value);
+      for (std::string kv; std::getline(parts, kv, ';');) args.insert(args.end(), {"--opt", kv});
+    } else {
+      args.insert(args.end(), {"--" + key, value});
+    }
+  }
+  std::reverse(args.begin(), args.end());  // CLI11 parses a vector from its back
+  parser.parse(args);
+  out.scenario = make_scenario(options);
+  return out;
+}
+
 sweep::Row run_point(const sweep::Point& point) {
   sweep::Row row;
   row.id = point.id;
   row.axis_values = point.axis_values;
   try {
-    CLI::App parser;
-    ScenarioOptions options;
-    std::string compare;
-    add_scenario_options(parser, options);
-    parser.add_option("--compare", compare);
-    std::vector<std::string> args;
-    for (const auto& [key, value] : point.params) {
-      if (key == "opt") {
-        std::stringstream parts(value);
-        for (std::string kv; std::getline(parts, kv, ';');) args.insert(args.end(), {"--opt", kv});
-      } else {
-        args.insert(args.end(), {"--" + key, value});
-      }
-    }
-    std::reverse(args.begin(), args.end());  // CLI11 parses a vector from its back
-    parser.parse(args);
-    auto scenario = make_scenario(options);
+    auto [scenario, compare] = parse_point(point.params);
     auto result = schedules::simulate(scenario);
     row.metrics = metrics_of(result);
     if (!compare.empty()) {
@@ -84,6 +97,29 @@ sweep::Row run_point(const sweep::Point& point) {
     row.error = e.what();
   }
   return row;
+}
+
+/** The sweep's charts, plus the Gantt of its best point (and that point's baseline). */
+void write_sweep_report(const std::string& dir, const sweep::SweepSpec& spec,
+                        const std::vector<sweep::Point>& points, const sweep::ResultLog& log) {
+  reports::SweepTable table;
+  table.name = std::filesystem::path(spec.file).stem().string();
+  table.axes = spec.axis_names;
+  table.metric = spec.metric;
+  for (const auto& row : log.read_all()) table.points.push_back({row.axis_values, row.ok, row.metrics});
+  std::vector<schedules::SimulationResult> shown;
+  if (auto best = reports::best_sweep_point(table)) {
+    for (const auto& p : points) {
+      if (p.axis_values != best->params) continue;
+      auto [scenario, compare] = parse_point(p.params);
+      shown.push_back(schedules::simulate(scenario));
+      if (!compare.empty()) shown.push_back(schedules::simulate(baseline_of(scenario, compare)));
+    }
+  }
+  std::vector<const schedules::SimulationResult*> rows;
+  for (const auto& r : shown) rows.push_back(&r);
+  reports::write_report(dir, rows, &table);
+  std::cout << "# report: " << dir << "/index.html\n";
 }
 
 int run_sweep_command(const SweepOptions& o) {
@@ -105,6 +141,7 @@ int run_sweep_command(const SweepOptions& o) {
     return 130;
   }
   log.finalize(points);
+  if (!o.report_dir.empty()) write_sweep_report(o.report_dir, spec, points, log);
   std::cout << "# sweep " << o.spec_path << ": " << summary.total << " points (" << summary.skipped
             << " already done, " << summary.ran << " run, " << summary.failed << " failed) -> " << out
             << "\n";
@@ -120,6 +157,7 @@ void add_sweep(CLI::App& app, Action& action) {
   sub->add_option("--jobs", o->jobs, "Points simulated at once (default: cores)")->check(CLI::Range(1, 1024));
   sub->add_option("--out", o->out, "Results file, .csv or .jsonl (default: <spec>.results.csv)");
   sub->add_flag("--resume", o->resume, "Continue an interrupted sweep: skip the points already in --out");
+  sub->add_option("--report", o->report_dir, "Write DIR/index.html (charts per axis, best point's timeline)");
   sub->callback([o, &action] { action = [o] { return run_sweep_command(*o); }; });
 }
 
