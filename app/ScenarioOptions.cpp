@@ -51,6 +51,10 @@ void add_scenario_options(CLI::App& sub, ScenarioOptions& o) {
   sub.add_option("--opt", o.opts, "Schedule option KEY=VALUE (repeatable; moesim list schedules)")
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
   sub.add_flag("--per-rank", o.per_rank, "Simulate every rank even when all ranks are identical");
+  sub.add_option("--degree", o.degree,
+                 "foldmoe schedules (tutel, aaam, 1a1m, 1a1m-uniform): overlap degree d (micro-batches per "
+                 "sequence), or auto to simulate d = 2..16 dividing seq/tp and keep the fastest")
+      ->capture_default_str();
 }
 
 schedules::Scenario baseline_of(const schedules::Scenario& primary, const std::string& schedule) {
@@ -86,6 +90,18 @@ schedules::Scenario make_scenario(const ScenarioOptions& o) {
   s.workload.capacity_factor = o.capacity_factor;
   s.workload.layers = o.layers;
   s.per_rank = o.per_rank;
+  if (o.degree != "auto") {
+    std::size_t used = 0;
+    int d = 0;
+    try {
+      d = std::stoi(o.degree, &used);
+    } catch (const std::exception&) {
+      used = 0;
+    }
+    if (used == 0 || used != o.degree.size() || d < 1)
+      throw ConfigError("", "--degree", "= \"" + o.degree + "\": expected a positive integer or auto");
+    s.degree = d;
+  }
   for (const auto& kv : o.opts) {
     auto eq = kv.find('=');
     if (eq == std::string::npos || eq == 0)

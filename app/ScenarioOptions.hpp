@@ -23,6 +23,7 @@ struct ScenarioOptions {
   std::string engine = "analytic";
   std::vector<std::string> opts;
   bool per_rank = false;
+  std::string degree = "auto";  ///< foldmoe schedules: overlap degree N, or auto
 };
 
 void add_scenario_options(CLI::App& sub, ScenarioOptions& o);

@@ -37,6 +37,20 @@ void write_text(const std::string& path, const std::string& what,
   if (!out) throw ConfigError(path, "", "could not be written");
 }
 
+/** `--degree auto`: the step time of every overlap degree tried, nccl-tests style, best marked. */
+void print_degree_curve(std::ostream& out, const std::vector<const schedules::SimulationResult*>& rows) {
+  for (const auto* r : rows) {
+    if (r->degree_curve.empty()) continue;
+    out << fmt::format("# degree search: {} (best d = {})\n", r->scenario.schedule, r->degree);
+    out << fmt::format("# {:>6} {:>12} {:>12} {:>9}\n", "d", "step", "layer", "vs best");
+    out << fmt::format("# {:>6} {:>12} {:>12} {:>9}\n", "", "(ms)", "(ms)", "");
+    for (auto [d, step_ms] : r->degree_curve) {
+      out << fmt::format("  {:>6} {:>12.3f} {:>12.3f} {:>9.3f}{}\n", d, step_ms, step_ms / r->layers,
+                         step_ms / r->step_ms, d == r->degree ? "  <- best" : "");
+    }
+  }
+}
+
 int run_simulate(const SimulateOptions& o, const Invocation& invocation) {
   schedules::Scenario primary = make_scenario(o.scenario);
   auto result = schedules::simulate(primary);
@@ -50,6 +64,7 @@ int run_simulate(const SimulateOptions& o, const Invocation& invocation) {
     std::vector<const schedules::SimulationResult*> rows{&result};
     if (baseline) rows.push_back(baseline.get());
     reports::print_summary(std::cout, rows);
+    print_degree_curve(std::cout, rows);
   }
   if (!o.json_path.empty()) {
     reports::RunContext ctx{MOESIM_VERSION, MOESIM_GIT_SHA, invocation.args};

@@ -114,6 +114,11 @@ void ProgramBuilder::begin_rank(int rank) {
   program_.set_streams(rank, {"compute", "comm"});
 }
 
+void ProgramBuilder::begin_rank(int rank, bool tp_stream) {
+  begin_rank(rank);
+  if (tp_stream) program_.set_streams(rank, {"compute", "comm", "tp_comm"});
+}
+
 models::OpContext ProgramBuilder::context(LayerOp op) const {
   models::OpContext c;
   c.tokens = s_.workload.tokens;
@@ -147,6 +152,34 @@ OpId ProgramBuilder::compute(int layer, LayerOp op, Pass pass, std::vector<OpId>
   }
   if (last != NO_OP) last_compute_ = last;
   return last;
+}
+
+OpId ProgramBuilder::compute(int layer, const std::string& tag, LayerOp op, Pass pass,
+                             const models::OpContext& context, std::vector<OpId> deps) {
+  auto kernels = models::layer_op_kernels(s_.model, op, pass, context);
+  const std::string prefix = "L" + std::to_string(layer) + "." + (tag.empty() ? "" : tag + ".");
+  OpId last = NO_OP;
+  for (const auto& k : kernels) {
+    if (last == NO_OP) {
+      deps.insert(deps.end(), pending_waits_.begin(), pending_waits_.end());
+      pending_waits_.clear();
+      std::erase(deps, NO_OP);
+    } else {
+      deps.clear();
+    }
+    last = program_.add_kernel(rank_, COMPUTE, prefix + k.name, category(op),
+                               kernel_work(s_.hw, k, context.dtype), launch_ns_, deps);
+    flops_[rank_] += k.flops;
+  }
+  if (last != NO_OP) last_compute_ = last;
+  return last;
+}
+
+OpId ProgramBuilder::backward(int layer, const std::string& tag, LayerOp op, const models::OpContext& context,
+                              std::vector<OpId> deps) {
+  OpId d = compute(layer, tag, op, Pass::DGRAD, context, std::move(deps));
+  OpId w = compute(layer, tag, op, Pass::WGRAD, context);
+  return w != NO_OP ? w : d;
 }
 
 OpId ProgramBuilder::backward(int layer, LayerOp op, std::vector<OpId> deps) {
@@ -192,6 +225,17 @@ sim::CollectiveSpec ProgramBuilder::spec(int layer, Comm which) const {
       break;
   }
   return c;
+}
+
+OpId ProgramBuilder::collective(sim::CollectiveSpec spec, int stream, const std::string& category,
+                                std::vector<OpId> deps) {
+  const std::string name = spec.name;
+  auto [it, fresh] = collectives_.try_emplace(name, -1);
+  if (fresh) it->second = program_.add_collective(std::move(spec));
+  std::erase(deps, NO_OP);
+  std::sort(deps.begin(), deps.end());
+  deps.erase(std::unique(deps.begin(), deps.end()), deps.end());
+  return program_.add_collective_member(it->second, rank_, stream, category, launch_ns_, std::move(deps));
 }
 
 OpId ProgramBuilder::collective(int layer, Comm which, std::vector<OpId> deps) {

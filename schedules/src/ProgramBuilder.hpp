@@ -36,6 +36,8 @@ TrafficPlan plan_traffic(const Scenario& s);
 /** @brief The stream indices every rank declares. */
 inline constexpr int COMPUTE = 0;
 inline constexpr int COMM = 1;
+/** @brief Declared by begin_rank(rank, true): TP collectives, on a communicator of their own. */
+inline constexpr int TP_COMM = 2;
 
 /** @brief Which collective of a layer. */
 enum class Comm { DISPATCH, COMBINE, DISPATCH_BWD, COMBINE_BWD, ATTN_ALLREDUCE, MOE_ALLREDUCE };
@@ -46,6 +48,11 @@ class ProgramBuilder {
 
   /** @brief Starts emitting for `rank` (its ops go in host order). */
   void begin_rank(int rank);
+  /**
+   * @brief As begin_rank(rank), plus a third stream TP_COMM when `tp_stream`: TP collectives then never
+   * queue behind the EP all-to-alls of the COMM stream (two NCCL communicators, two streams).
+   */
+  void begin_rank(int rank, bool tp_stream);
   /**
    * @brief Emits `op`'s kernels for `pass` on the compute stream. The first kernel also waits for
    * `deps` and any pending waits. Returns the last kernel, or NO_OP if the op launches none.
@@ -58,6 +65,22 @@ class ProgramBuilder {
    * `deps` and for the last compute kernel emitted so far (which produced the data it sends).
    */
   OpId collective(int layer, Comm which, std::vector<OpId> deps);
+  /**
+   * @brief Emits `op`'s kernels for `pass` sized by an explicit `context` (token micro-batches, attention
+   * slices with a key prefix, sequence-parallel shares). Kernels are named "L<layer>.<tag>.<kernel>"; the
+   * first waits for `deps` and any pending waits. Returns the last kernel, or NO_OP.
+   */
+  OpId compute(int layer, const std::string& tag, LayerOp op, Pass pass, const models::OpContext& context,
+               std::vector<OpId> deps = {});
+  /** @brief DGRAD then WGRAD of `op` with an explicit context; returns the last kernel (or NO_OP). */
+  OpId backward(int layer, const std::string& tag, LayerOp op, const models::OpContext& context,
+                std::vector<OpId> deps = {});
+  /**
+   * @brief Launches this rank's member of an explicitly specified collective on `stream`, waiting for
+   * `deps` only (no implicit wait on the last compute kernel). Ranks join the same collective by
+   * spec.name; the spec of the first rank that names it is kept.
+   */
+  OpId collective(sim::CollectiveSpec spec, int stream, const std::string& category, std::vector<OpId> deps);
   /** @brief The next compute kernel of this rank will wait for `op` (a stream wait on an event). */
   void wait(OpId op);
   /**

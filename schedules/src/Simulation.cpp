@@ -3,9 +3,12 @@
 #include <algorithm>
 #include <map>
 
+#include "FoldPipeline.hpp"
 #include "Layers.hpp"
+#include "moesim/common/Check.hpp"
 #include "moesim/common/Error.hpp"
 #include "moesim/schedules/CostModel.hpp"
+#include "moesim/schedules/FoldMoe.hpp"
 #include "moesim/sim/Engine.hpp"
 
 namespace moesim::schedules {
@@ -34,6 +37,26 @@ const std::vector<ScheduleInfo>& schedule_catalog() {
         {"layers", "all|first:N|last:N", "which layers are converted (default all)"},
         common[0],
         common[1]}},
+      {"megatron",
+       "FoldMoE family baseline (Megatron-MoE): TP+SP attention, then Dispatch, experts and Combine of the "
+       "whole batch, nothing overlapped (d = 1)",
+       {}},
+      {"tutel",
+       "FoldMoE family: Tutel's MoE-only token pipeline; Dispatch, experts and Combine of d chunks overlap "
+       "(--degree N|auto)",
+       {}},
+      {"aaam",
+       "FoldMoE family (FoldMoE §3): attention-MoE pipeline over d token micro-batches, all attention slices "
+       "first, then all MoE micro-batches (--degree N|auto)",
+       {}},
+      {"1a1m",
+       "FoldMoE family (FoldMoE §4.1): attention-MoE pipeline interleaving one attention slice and one MoE "
+       "micro-batch (--degree N|auto)",
+       {}},
+      {"1a1m-uniform",
+       "FoldMoE (FoldMoE §4.2): 1a1m with Algorithm 1's quick-start time-uniform attention slices and a "
+       "token buffer in front of d uniform MoE micro-batches (--degree N|auto)",
+       {}},
   };
   return catalog;
 }
@@ -53,10 +76,16 @@ struct Built {
   std::shared_ptr<sim::Program> program;
   double flops_rank0 = 0;
   bool symmetric = false;
+  int degree = 0;
+  std::vector<std::int64_t> attention_slices;
 };
 
 Built build(const Scenario& s) {
   find_schedule(s.schedule);
+  if (is_foldmoe_schedule(s.schedule)) {
+    auto fold = detail::build_foldmoe(s);
+    return Built{fold.program, fold.flops_rank0, fold.symmetric, fold.degree, fold.slices};
+  }
   const bool farskip = s.schedule == "farskip";
   const int layers = simulated_layers(s);
   auto modes = detail::layer_modes(farskip, s.options, layers);
@@ -124,9 +153,7 @@ std::optional<FarSkipBound> farskip_bound(const SimulationResult& r) {
   return mean;
 }
 
-}  // namespace
-
-SimulationResult simulate(const Scenario& scenario) {
+SimulationResult simulate_one(const Scenario& scenario) {
   validate(scenario);
   SimulationResult r;
   r.scenario = scenario;
@@ -159,11 +186,34 @@ SimulationResult simulate(const Scenario& scenario) {
   const double peak = scenario.hw.peak_flops(models::to_string(scenario.workload.dtype));
   r.mfu_pct = r.step_ms > 0 ? 100.0 * built.flops_rank0 / (r.step_ms / 1e3 * peak) : 0.0;
   const bool replicated = scenario.parallel.moe_comm == MoeComm::ALLREDUCE;
+  // foldmoe: workload.tokens belong to one TP group, and the EP group holds ep/tp of them.
+  const int holders = is_foldmoe_schedule(scenario.schedule) ? r.world / scenario.parallel.tp : r.world;
   const double tokens =
-      static_cast<double>(scenario.workload.tokens) * (replicated ? 1 : r.world) * scenario.parallel.dp;
+      static_cast<double>(scenario.workload.tokens) * (replicated ? 1 : holders) * scenario.parallel.dp;
   r.tokens_per_s = r.step_ms > 0 ? tokens / (r.step_ms / 1e3) : 0.0;
   r.farskip_bound = farskip_bound(r);
+  r.degree = built.degree;
+  r.attention_slices = std::move(built.attention_slices);
   return r;
+}
+
+}  // namespace
+
+SimulationResult simulate(const Scenario& scenario) {
+  validate(scenario);
+  if (scenario.degree != 0 || !has_overlap_degree(scenario.schedule)) return simulate_one(scenario);
+  std::vector<std::pair<int, double>> curve;
+  std::optional<SimulationResult> best;
+  for (int d : candidate_degrees(scenario)) {
+    Scenario at = scenario;
+    at.degree = d;
+    SimulationResult r = simulate_one(at);
+    curve.emplace_back(d, r.step_ms);
+    if (!best || r.step_ms < best->step_ms) best = std::move(r);
+  }
+  MOE_CHECK(best.has_value()) << "validate() admits no foldmoe scenario without a candidate degree";
+  best->degree_curve = std::move(curve);
+  return std::move(*best);
 }
 
 }  // namespace moesim::schedules

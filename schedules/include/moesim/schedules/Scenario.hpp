@@ -23,7 +23,11 @@ enum class MoeComm {
 /** @brief Parallel layout. Ranks of one EP group are consecutive GPUs, node-major. */
 struct Parallelism {
   int ep = 1;
-  int tp = 1;     ///< attention tensor parallelism (allreduce style: equals ep)
+  /**
+   * attention tensor parallelism (allreduce style: equals ep; foldmoe schedules: TP+SP groups of tp
+   * consecutive GPUs inside a node, ep/tp of them in the EP group, i.e. the paper's data parallelism)
+   */
+  int tp = 1;
   int dp = 1;     ///< data-parallel replicas: they multiply throughput, not layer time
   int nodes = 0;  ///< 0: as many as the EP group needs
   MoeComm moe_comm = MoeComm::ALLTOALL;
@@ -32,7 +36,11 @@ struct Parallelism {
 /** @brief The work of one step. */
 struct Workload {
   Phase phase = Phase::TRAIN;
-  std::int64_t tokens = 0;   ///< per rank (allreduce style: the replicated batch every rank holds)
+  /**
+   * per rank (allreduce style: the replicated batch every rank holds; foldmoe schedules with tp > 1: the
+   * tokens of one TP group, of which each rank holds tokens/tp under sequence parallelism)
+   */
+  std::int64_t tokens = 0;
   std::int64_t seq_len = 0;  ///< tokens form tokens/seq_len causal sequences
   models::DType dtype = models::DType::BF16;
   models::RoutingSpec routing;
@@ -50,6 +58,12 @@ struct Scenario {
   std::string schedule = "regular";
   std::map<std::string, std::string> options;  ///< schedule options (--opt KEY=VALUE)
   bool per_rank = false;                       ///< force full per-rank simulation
+  /**
+   * foldmoe schedules (tutel, aaam, 1a1m, 1a1m-uniform): the overlap degree d, i.e. the MoE micro-batches
+   * per sequence; 0 = auto (simulate every candidate and keep the fastest). megatron always runs d = 1;
+   * other schedules need 0.
+   */
+  int degree = 0;
 };
 
 std::string to_string(Phase phase);

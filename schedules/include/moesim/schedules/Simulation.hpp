@@ -1,8 +1,10 @@
 #pragma once
 /** @file Build a scenario's op DAG with its schedule, run it, and derive the headline figures. */
+#include <cstdint>
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "moesim/schedules/Scenario.hpp"
@@ -66,9 +68,20 @@ struct SimulationResult {
   double tokens_per_s = 0;     ///< tokens of all ranks (× dp) per second of step
   std::vector<RankFigures> ranks;
   std::optional<FarSkipBound> farskip_bound;
+  /** @brief foldmoe schedules: the overlap degree d simulated (megatron: 1); 0 for other schedules. */
+  int degree = 0;
+  /** @brief `--degree auto`: (d, step_ms) of every candidate simulated, in increasing d; else empty. */
+  std::vector<std::pair<int, double>> degree_curve;
+  /** @brief foldmoe schedules: attention slice lengths of one sequence in each MoE block (Algorithm 1's S).
+   */
+  std::vector<std::int64_t> attention_slices;
 };
 
-/** @brief Validates, builds and runs. ConfigError/ScheduleError for bad input. */
+/**
+ * @brief Validates, builds and runs. ConfigError/ScheduleError for bad input. A foldmoe schedule with an
+ * overlap degree and scenario.degree 0 is simulated at every candidate_degrees() d; the fastest is
+ * returned, with the whole curve in degree_curve (ties go to the smaller d).
+ */
 SimulationResult simulate(const Scenario& scenario);
 
 }  // namespace moesim::schedules

@@ -1,0 +1,358 @@
+// The FoldMoE schedule family (FoldMoE paper, shared/seeds/004) on the paper's main setting: 2 nodes x 8
+// A10G (g5.48xlarge), DP 2 across nodes, TP+SP 8 inside a node, EP 16, top-1, capacity factor 1.0, fp16,
+// one sequence per TP group. Expectations come from the paper's figures; the comments say which.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <map>
+#include <set>
+
+#include "moesim/common/Error.hpp"
+#include "moesim/hwprofiles/ProfileLoader.hpp"
+#include "moesim/models/ModelSpec.hpp"
+#include "moesim/schedules/FoldMoe.hpp"
+#include "moesim/schedules/Simulation.hpp"
+
+using namespace moesim;
+using namespace moesim::schedules;
+
+namespace {
+
+Scenario paper(const std::string& model, std::int64_t seq, const std::string& schedule, int degree = 0,
+               Phase phase = Phase::TRAIN, int layers = 0) {
+  Scenario s;
+  s.model = models::load_model(model);
+  s.hw = hw::load_profile("a10g");
+  s.schedule = schedule;
+  s.degree = degree;
+  s.parallel.ep = 16;
+  s.parallel.tp = 8;
+  s.parallel.nodes = 2;
+  s.workload.phase = phase;
+  s.workload.seq_len = seq;
+  s.workload.tokens = seq;
+  s.workload.dtype = models::DType::FP16;
+  s.workload.capacity_factor = 1.0;
+  s.workload.layers = layers;
+  return s;
+}
+
+/** Rank-0 ops of layer `layer` on `stream`, in host order. */
+std::vector<std::size_t> ops_of(const SimulationResult& r, int layer, int stream) {
+  std::vector<std::size_t> out;
+  const auto& ops = r.program->ops();
+  const std::string prefix = "L" + std::to_string(layer) + ".";
+  for (std::size_t i = 0; i < ops.size(); ++i) {
+    if (ops[i].rank == 0 && ops[i].kind != sim::OpKind::HOST && ops[i].stream == stream &&
+        ops[i].name.rfind(prefix, 0) == 0)
+      out.push_back(i);
+  }
+  return out;
+}
+
+/** Second dot-separated field of "L1.mb3.dispatch" → "mb3"; third → "dispatch". */
+std::string field(const std::string& name, int n) {
+  std::size_t b = 0;
+  for (int i = 0; i < n; ++i) b = name.find('.', b) + 1;
+  return name.substr(b, name.find('.', b) - b);
+}
+
+/**
+ * The forward compute stream of one MoE block as stage labels: A<s> attention slice, R<g> norm/gate/permute,
+ * E<k> experts, P<g> unpermute/residual; consecutive kernels of one stage collapse into one label.
+ */
+std::vector<std::string> compute_stages(const SimulationResult& r, int layer, bool backward) {
+  std::vector<std::string> stages;
+  for (std::size_t i : ops_of(r, layer, 0)) {
+    const std::string& name = r.program->op(static_cast<sim::OpId>(i)).name;
+    const bool is_bwd = name.find(".dgrad") != std::string::npos || name.find(".wgrad") != std::string::npos;
+    if (is_bwd != backward) continue;
+    const std::string tag = field(name, 1), op = field(name, 2);
+    std::string label;
+    if (tag[0] == 's') label = "A" + tag.substr(1);
+    if (tag.rfind("mb", 0) == 0) label = "E" + tag.substr(2);
+    if (tag[0] == 'r') label = (op == "unpermute" || op == "residual_add" ? "P" : "R") + tag.substr(1);
+    if (stages.empty() || stages.back() != label) stages.push_back(label);
+  }
+  return stages;
+}
+
+/** The EP all-to-alls of one block on the comm stream: D<k>, C<k>, and DB<k>/CB<k> for gradients. */
+std::vector<std::string> comm_stages(const SimulationResult& r, int layer, bool backward) {
+  std::vector<std::string> stages;
+  for (std::size_t i : ops_of(r, layer, 1)) {
+    const std::string& name = r.program->op(static_cast<sim::OpId>(i)).name;
+    const bool is_bwd = name.find(".bwd") != std::string::npos;
+    if (is_bwd != backward) continue;
+    const std::string k = field(name, 1).substr(2);
+    stages.push_back((field(name, 2) == "dispatch" ? "D" : "C") + std::string(backward ? "B" : "") + k);
+  }
+  return stages;
+}
+
+/** Names of the ops `op` depends on. */
+std::set<std::string> dep_names(const SimulationResult& r, std::size_t op) {
+  std::set<std::string> names;
+  for (sim::OpId d : r.program->op(static_cast<sim::OpId>(op)).deps) names.insert(r.program->op(d).name);
+  return names;
+}
+
+std::size_t find_op(const SimulationResult& r, const std::string& name) {
+  const auto& ops = r.program->ops();
+  for (std::size_t i = 0; i < ops.size(); ++i) {
+    if (ops[i].rank == 0 && ops[i].name == name) return i;
+  }
+  ADD_FAILURE() << "no op " << name;
+  return 0;
+}
+
+bool depends_on_prefix(const SimulationResult& r, const std::string& op, const std::string& prefix) {
+  for (const auto& n : dep_names(r, find_op(r, op))) {
+    if (n.rfind(prefix, 0) == 0) return true;
+  }
+  return false;
+}
+
+double duration_ms(const SimulationResult& r, const std::string& op) {
+  const auto& t = r.run.ops[find_op(r, op)];
+  return static_cast<double>(t.end - t.start) / 1e6;
+}
+
+double speedup(const std::string& model, std::int64_t seq, const std::string& schedule, double megatron_ms) {
+  return megatron_ms / simulate(paper(model, seq, schedule)).step_ms;
+}
+
+}  // namespace
+
+TEST(FoldMoe, OneAOneMFollowsFigureSeven) {
+  // Figure 7 (1A1M, fixed-size MoE micro-batches): compute A0 A1 M0 A2 M1 ... and comm D0 D1 C0 D2 C1 ...;
+  // Unpermute of micro-batch k waits for C_k, so it runs one MoE stage later. Layer 1 is the first MoE block.
+  auto r = simulate(paper("gpt-moe-m", 4096, "1a1m", 4, Phase::FORWARD, 2));
+  EXPECT_EQ(compute_stages(r, 1, false),
+            (std::vector<std::string>{"A0", "R0", "A1", "R1", "E0", "A2", "R2", "E1", "P0", "A3", "R3", "E2",
+                                      "P1", "E3", "P2", "P3"}));
+  EXPECT_EQ(comm_stages(r, 1, false),
+            (std::vector<std::string>{"D0", "D1", "C0", "D2", "C1", "D3", "C2", "C3"}));
+}
+
+TEST(FoldMoe, AAAMRunsAllAttentionFirst) {
+  // Figure 2b: aAaM computes every attention slice before any expert; Combines queue behind all Dispatches.
+  auto r = simulate(paper("gpt-moe-m", 4096, "aaam", 4, Phase::FORWARD, 2));
+  EXPECT_EQ(compute_stages(r, 1, false),
+            (std::vector<std::string>{"A0", "R0", "A1", "R1", "A2", "R2", "A3", "R3", "E0", "E1", "P0", "E2",
+                                      "P1", "E3", "P2", "P3"}));
+  EXPECT_EQ(comm_stages(r, 1, false),
+            (std::vector<std::string>{"D0", "D1", "D2", "D3", "C0", "C1", "C2", "C3"}));
+}
+
+TEST(FoldMoe, DependenciesAreFigureFours) {
+  // Inter-stage: attention → Dispatch → experts → Combine per micro-batch; inter-micro-batch: core attention
+  // of slice s reads the keys/values (qkv) of slice s−1, and nothing else ties micro-batches together.
+  auto r = simulate(paper("gpt-moe-m", 4096, "1a1m", 4, Phase::FORWARD, 2));
+  for (int k = 0; k < 4; ++k) {
+    const std::string mb = "L1.mb" + std::to_string(k), g = "L1.r" + std::to_string(k);
+    const std::string s = "L1.s" + std::to_string(k);
+    EXPECT_EQ(dep_names(r, find_op(r, mb + ".dispatch")), std::set<std::string>{g + ".permute.permute"});
+    EXPECT_EQ(dep_names(r, find_op(r, mb + ".routed_experts.fc1")), std::set<std::string>{mb + ".dispatch"});
+    EXPECT_EQ(dep_names(r, find_op(r, mb + ".combine")), std::set<std::string>{mb + ".routed_experts.fc2"});
+    EXPECT_EQ(dep_names(r, find_op(r, g + ".unpermute.unpermute")), std::set<std::string>{mb + ".combine"});
+    EXPECT_TRUE(depends_on_prefix(r, g + ".mlp_norm.layernorm", s + ".residual_add"));
+    if (k > 0) {
+      EXPECT_TRUE(
+          depends_on_prefix(r, s + ".attn_core.flash_fwd", "L1.s" + std::to_string(k - 1) + ".attn_qkv"));
+      // Figure 5: a later slice attends to more keys, so equal-size slices cost more the later they sit.
+      EXPECT_GT(duration_ms(r, s + ".attn_core.flash_fwd"),
+                duration_ms(r, "L1.s" + std::to_string(k - 1) + ".attn_core.flash_fwd"));
+    }
+  }
+}
+
+TEST(FoldMoe, BackwardRunsThePipelineInReverse) {
+  // §3: "During the backward pass, the pipeline schedule executes in reverse order while maintaining the same
+  // overlapping patterns": Figure 7's host order read backwards, each stage replaced by its gradient (comm
+  // D0 D1 C0 D2 C1 D3 C2 C3 becomes CB3 CB2 DB3 CB1 DB2 CB0 DB1 DB0). A slice's qkv gradient also waits for
+  // the core attention gradient of the slice after it (that slice's queries attended to these keys).
+  auto r = simulate(paper("gpt-moe-m", 4096, "1a1m", 4, Phase::TRAIN, 2));
+  EXPECT_EQ(comm_stages(r, 1, true),
+            (std::vector<std::string>{"CB3", "CB2", "DB3", "CB1", "DB2", "CB0", "DB1", "DB0"}));
+  // Compute: P3 P2 E3 P1 E2 R3 A3 P0 E1 R2 A2 E0 R1 A1 R0 A0, the forward compute stream reversed.
+  auto forward = compute_stages(r, 1, false);
+  EXPECT_EQ(compute_stages(r, 1, true), std::vector<std::string>(forward.rbegin(), forward.rend()));
+  for (int s = 0; s < 3; ++s) {
+    EXPECT_TRUE(depends_on_prefix(r, "L1.s" + std::to_string(s) + ".attn_qkv.rope.dgrad",
+                                  "L1.s" + std::to_string(s + 1) + ".attn_core.flash_bwd"));
+  }
+}
+
+TEST(FoldMoe, BlocksAreBarriers) {
+  // §3: the next block starts from the concatenated output of every micro-batch. Backward, the dense block's
+  // first op is a TP all-gather on its own stream, so it must wait for the gradient the block above produced.
+  auto one = simulate(paper("gpt-moe-m", 4096, "1a1m", 4, Phase::TRAIN, 1));  // layer 0 only, dense
+  EXPECT_EQ(dep_names(one, find_op(one, "L0.ffn.tp_allgather.bwd.g0")),
+            std::set<std::string>{"L0.dense.residual_add.add"});
+  auto two = simulate(paper("gpt-moe-m", 4096, "1a1m", 4, Phase::TRAIN, 2));
+  EXPECT_EQ(dep_names(two, find_op(two, "L0.ffn.tp_allgather.bwd.g0")),
+            std::set<std::string>{"L1.s0.attn_norm.layernorm.dgrad"});
+  // Forward, the MoE block's first attention slice runs after the dense block's last kernel.
+  const auto& dense_out = two.run.ops[find_op(two, "L0.dense.residual_add.add")];
+  EXPECT_GE(two.run.ops[find_op(two, "L1.s0.attn_norm.layernorm")].start, dense_out.end);
+}
+
+TEST(FoldMoe, TokenBufferDecouplesAttentionSlicesFromMicroBatches) {
+  // §4.2: 1A1M-uniform slices attention with Algorithm 1 while the MoE micro-batches stay L/d tokens; a
+  // micro-batch starts once the slices holding its tokens are done.
+  auto r = simulate(paper("gpt-moe-m", 32768, "1a1m-uniform", 8, Phase::FORWARD, 2));
+  ASSERT_EQ(r.attention_slices.size(), 8u);
+  EXPECT_NE(r.attention_slices[1], 4096);  // not token-uniform
+  // Micro-batch 1 holds tokens [4096, 8192): slice 1 ([4096, 4096 + l_1)) produces all of them.
+  EXPECT_TRUE(depends_on_prefix(r, "L1.r1.mlp_norm.layernorm", "L1.s1.residual_add"));
+  // Every MoE micro-batch routes the same number of tokens: 32768 / 8 / tp 8 = 512 per rank.
+  for (int k = 0; k < 8; ++k) {
+    const auto& op =
+        r.program->op(static_cast<sim::OpId>(find_op(r, "L1.mb" + std::to_string(k) + ".dispatch")));
+    const auto& spec = r.program->collectives()[static_cast<std::size_t>(op.collective)];
+    double sent = 0;
+    for (double b : spec.pair_bytes[0]) sent += b;
+    EXPECT_DOUBLE_EQ(sent, 512.0 * 768 * 2);
+  }
+}
+
+TEST(FoldMoe, TutelPipelinesOnlyTheMoeLayer) {
+  // Figure 2a: attention runs whole; Dispatch of chunk k+1 overlaps the experts of chunk k.
+  auto r = simulate(paper("gpt-moe-m", 16384, "tutel", 4, Phase::FORWARD, 2));
+  EXPECT_EQ(r.attention_slices, std::vector<std::int64_t>{16384});
+  const auto& e0 = r.run.ops[find_op(r, "L1.mb0.routed_experts.fc1")];
+  const auto& d1 = r.run.ops[find_op(r, "L1.mb1.dispatch")];
+  EXPECT_LT(e0.start, d1.end);
+  EXPECT_GT(r.run.ops[find_op(r, "L1.mb0.routed_experts.fc2")].end, d1.start);
+}
+
+TEST(FoldMoe, DegreeTwoOneAOneMIsAAAM) {
+  // Figure 11b: with d = 2 there are too few micro-batches to interleave, so 1A1M degrades to aAaM. With
+  // d = 2 Algorithm 1's second slice is pinned at 2·L/2 = L by the buffer, so 1A1M-uniform is the same too.
+  for (Phase phase : {Phase::FORWARD, Phase::TRAIN}) {
+    auto a = simulate(paper("gpt-moe-l", 32768, "aaam", 2, phase));
+    auto b = simulate(paper("gpt-moe-l", 32768, "1a1m", 2, phase));
+    auto c = simulate(paper("gpt-moe-l", 32768, "1a1m-uniform", 2, phase));
+    ASSERT_EQ(a.program->ops().size(), b.program->ops().size());
+    for (std::size_t i = 0; i < a.program->ops().size(); ++i)
+      ASSERT_EQ(a.program->ops()[i].name, b.program->ops()[i].name) << i;
+    EXPECT_EQ(a.run.makespan_ns, b.run.makespan_ns);
+    EXPECT_EQ(b.run.makespan_ns, c.run.makespan_ns);
+  }
+}
+
+TEST(FoldMoe, SpeedupOrderingOfFigureEight) {
+  // Figure 8 / Figure 11a, long sequences: time-uniform slicing adds to 1A1M, which adds to aAaM; FoldMoE
+  // beats Tutel, whose MoE-only pipeline still beats the non-overlapping Megatron-MoE. Each system at its
+  // best overlap degree, as the paper searches it.
+  for (const char* model : {"gpt-moe-m", "gpt-moe-l"}) {
+    for (std::int64_t seq : {16384, 32768}) {
+      SCOPED_TRACE(std::string(model) + " seq " + std::to_string(seq));
+      const double megatron = simulate(paper(model, seq, "megatron")).step_ms;
+      const double tutel = speedup(model, seq, "tutel", megatron);
+      const double aaam = speedup(model, seq, "aaam", megatron);
+      const double one = speedup(model, seq, "1a1m", megatron);
+      const double uniform = speedup(model, seq, "1a1m-uniform", megatron);
+      EXPECT_GE(uniform, one);
+      EXPECT_GE(one, aaam);
+      EXPECT_GT(uniform, tutel);
+      EXPECT_GT(tutel, 1.0);
+    }
+  }
+}
+
+TEST(FoldMoe, OverlapDegreeRisesThenFalls) {
+  // Figure 9 (GPT-MoE-M): throughput grows with d while overlap improves, peaks, then falls as each extra
+  // micro-batch adds launches and smaller, less efficient kernels and transfers; the peak beats d = 1.
+  for (std::int64_t seq : {16384, 32768}) {
+    auto r = simulate(paper("gpt-moe-m", seq, "1a1m-uniform"));
+    std::vector<int> degrees;
+    for (auto [d, ms] : r.degree_curve) degrees.push_back(d);
+    EXPECT_EQ(degrees, (std::vector<int>{2, 4, 8, 16}));
+    EXPECT_GT(r.degree, 2) << seq;
+    EXPECT_LT(r.degree, 16) << seq;
+    EXPECT_GT(r.degree_curve.back().second, r.step_ms);
+    for (auto [d, ms] : r.degree_curve) EXPECT_GE(ms, r.step_ms);
+    EXPECT_LT(r.step_ms, simulate(paper("gpt-moe-m", seq, "megatron")).step_ms);
+  }
+  // The overhead itself: d times the kernels, each smaller, so busy compute time grows with d.
+  auto d2 = simulate(paper("gpt-moe-m", 4096, "1a1m", 2));
+  auto d16 = simulate(paper("gpt-moe-m", 4096, "1a1m", 16));
+  EXPECT_GT(d16.program->ops().size(), 4 * d2.program->ops().size());
+  EXPECT_GT(d16.compute_ms, 1.1 * d2.compute_ms);
+}
+
+TEST(FoldMoe, SymmetricFastPathEqualsPerRankSimulation) {
+  // Every rank runs the same pipeline and its TP group's collectives; rank 0 stands for all of them.
+  for (const char* schedule : {"megatron", "tutel", "aaam", "1a1m", "1a1m-uniform"}) {
+    Scenario s = paper("gpt-moe-m", 4096, schedule, 8, Phase::TRAIN, 2);
+    auto fast = simulate(s);
+    s.per_rank = true;
+    auto full = simulate(s);
+    ASSERT_TRUE(fast.symmetric);
+    ASSERT_FALSE(full.symmetric);
+    EXPECT_EQ(full.ranks.size(), 16u);
+    EXPECT_EQ(fast.run.makespan_ns, full.run.makespan_ns) << schedule;
+    EXPECT_DOUBLE_EQ(fast.exposed_comm_ms, full.exposed_comm_ms) << schedule;
+  }
+}
+
+TEST(FoldMoe, PublishedSpeedupOverMegatron) {
+  // Table 2, GPT-MoE-M, each system at its best d ∈ {2, 4, 8, 16}: FoldMoE speedup over Megatron-MoE
+  // 361.86/322.06, 935.77/572.44, 2749.70/1189.83, 5787.19/2130.07.
+  const std::map<std::int64_t, double> published = {
+      {4096, 1.1236}, {8192, 1.6347}, {16384, 2.3110}, {32768, 2.7169}};
+  for (auto [seq, paper_speedup] : published) {
+    SCOPED_TRACE("seq " + std::to_string(seq));
+    auto megatron = simulate(paper("gpt-moe-m", seq, "megatron"));
+    const double predicted = megatron.step_ms / simulate(paper("gpt-moe-m", seq, "1a1m-uniform")).step_ms;
+    // The most any schedule gains by hiding every all-to-all of Megatron's step, and by hiding all of its
+    // communication under its compute.
+    double all_to_all = 0;
+    for (const auto& [category, ns] : megatron.analysis.ranks[0].busy_by_category) {
+      if (category.find("dispatch") == 0 || category.find("combine") == 0) all_to_all += ns / 1e6;
+    }
+    const double hide_all_to_all = megatron.step_ms / (megatron.step_ms - all_to_all);
+    const double hide_all_comm = megatron.step_ms / std::max(megatron.compute_ms, megatron.comm_ms);
+    EXPECT_LT(predicted, hide_all_to_all);
+    if (paper_speedup < hide_all_to_all) {
+      EXPECT_NEAR(predicted, paper_speedup, 0.2 * paper_speedup);
+    } else {
+      // A documented miss (examples/foldmoe-gpt-moe-m/README.md): with the shipped A10G profile the TP+SP
+      // all-gathers/reduce-scatters over PCIe cost about 3x the EP all-to-alls, so FoldMoE, which hides only
+      // all-to-alls, cannot reach the published speedup; from 16K on it is above even the bound of hiding
+      // all communication, i.e. the paper's Megatron-MoE runs costs these kernels do not have.
+      EXPECT_GE(seq, 8192);
+      if (seq >= 16384) {
+        EXPECT_GT(paper_speedup, hide_all_comm);
+      }
+    }
+  }
+}
+
+TEST(FoldMoe, DegreeSearchAndValidation) {
+  Scenario s = paper("gpt-moe-m", 6144, "1a1m");  // 6144 / 8 = 768 per rank: d ∈ {2,3,4,6,8,12,16}
+  EXPECT_EQ(candidate_degrees(s), (std::vector<int>{2, 3, 4, 6, 8, 12, 16}));
+  auto r = simulate(s);
+  EXPECT_EQ(r.degree_curve.size(), 7u);
+  auto m = simulate(paper("gpt-moe-m", 6144, "megatron", 8));
+  EXPECT_EQ(m.degree, 1);  // megatron ignores --degree
+  EXPECT_TRUE(m.degree_curve.empty());
+
+  s = paper("gpt-moe-m", 4096, "1a1m", 3);  // 4096 not divisible by tp·d = 24
+  EXPECT_THROW(simulate(s), ScheduleError);
+  s = paper("gpt-moe-m", 4096, "regular", 4);
+  EXPECT_THROW(simulate(s), ScheduleError);
+  s = paper("gpt-moe-m", 4096, "1a1m", 4);
+  s.parallel.tp = 16;  // TP+SP stays inside a node of 8
+  EXPECT_THROW(simulate(s), ScheduleError);
+  s = paper("gpt-moe-m", 4096, "1a1m", 4);
+  s.options["mode"] = "simple";
+  EXPECT_THROW(simulate(s), ScheduleError);
+  s = paper("gpt-moe-m", 4096, "1a1m", 4);
+  s.workload.phase = Phase::PREFILL;
+  EXPECT_THROW(simulate(s), ScheduleError);
+  s = paper("gpt-moe-m", 4104, "1a1m");  // 4104 / 8 = 513 = 3^3·19: no d in [2, 16] but 3 and 9
+  EXPECT_EQ(candidate_degrees(s), (std::vector<int>{3, 9}));
+}
