@@ -150,8 +150,8 @@ std::string axis_chart(const SweepTable& sweep, const std::string& axis,
           px(i), py(it->second), color, escape_xml(series), escape_xml(axis), escape_xml(xs[i]), it->second);
     }
     svg << fmt::format(R"(<path d="{}" fill="none" stroke="{}" stroke-width="2"/>)", path, color);
-    svg << fmt::format(R"(<text x="{}" y="{}" class="axis" fill="{}">{}</text>)", w - 140, legend_y, color,
-                       escape_xml(series));
+    svg << fmt::format(R"(<text x="{}" y="{}" class="axis" style="fill:{}">{}</text>)", w - 140, legend_y,
+                       color, escape_xml(series));
     legend_y += 14;
   }
   if (best && best->params.count(axis)) {
