@@ -2,56 +2,67 @@
 
 #include <algorithm>
 #include <numeric>
+#include <queue>
 
 namespace moesim::sim::detail {
 
+/*
+ * Progressive filling, bottleneck first: all unfrozen demands share one rising level; resource r fills
+ * when level = (capacity_r − rate already frozen on r) / unfrozen users of r. The resource that fills
+ * first (lowest such level; ties by index) freezes its users at that level, which can only raise the
+ * fill level of the other resources they cross. A min-heap with per-resource versions finds the next
+ * one in O(log R), so a recompute costs O((F·path + R) log R) instead of one full scan per level.
+ * A demand's own cap is a private resource with one user.
+ */
 std::vector<double> max_min_rates(const std::vector<double>& capacity, const std::vector<Demand>& demands) {
   constexpr double kInf = std::numeric_limits<double>::infinity();
   const std::size_t n = demands.size();
-  std::vector<double> rate(n, 0.0);
-  std::vector<char> frozen(n, 0);
-  std::vector<double> remaining = capacity;
-  std::vector<int> users(capacity.size(), 0);
-  std::size_t active = 0;
+  std::vector<double> cap = capacity;
+  std::vector<std::vector<int>> crossed(n);
   for (std::size_t f = 0; f < n; ++f) {
-    if (demands[f].resources.empty() && demands[f].cap == kInf) {
-      rate[f] = kInf;
-      frozen[f] = 1;
-      continue;
+    crossed[f] = demands[f].resources;
+    if (demands[f].cap < kInf) {
+      crossed[f].push_back(static_cast<int>(cap.size()));
+      cap.push_back(demands[f].cap);
     }
-    for (int r : demands[f].resources) ++users[static_cast<std::size_t>(r)];
-    ++active;
   }
-  while (active > 0) {
-    // The common increment every unfrozen demand can still take.
-    double step = kInf;
-    for (std::size_t r = 0; r < remaining.size(); ++r) {
-      if (users[r] > 0) step = std::min(step, remaining[r] / users[r]);
+  const std::size_t r_count = cap.size();
+  std::vector<std::vector<int>> users_of(r_count);
+  std::vector<int> users(r_count, 0);
+  std::vector<double> frozen(r_count, 0.0);
+  std::vector<double> rate(n, kInf);
+  std::vector<char> done(n, 0);
+  for (std::size_t f = 0; f < n; ++f) {
+    for (int r : crossed[f]) {
+      users_of[static_cast<std::size_t>(r)].push_back(static_cast<int>(f));
+      ++users[static_cast<std::size_t>(r)];
     }
-    for (std::size_t f = 0; f < n; ++f) {
-      if (!frozen[f]) step = std::min(step, demands[f].cap - rate[f]);
-    }
-    step = std::max(step, 0.0);
-    for (std::size_t f = 0; f < n; ++f) {
-      if (frozen[f]) continue;
-      rate[f] += step;
-    }
-    for (std::size_t r = 0; r < remaining.size(); ++r) {
-      if (users[r] > 0) remaining[r] -= step * users[r];
-    }
-    // Freeze demands at their cap or crossing a resource that is now full.
-    std::vector<char> saturated(remaining.size(), 0);
-    for (std::size_t r = 0; r < remaining.size(); ++r) {
-      saturated[r] = users[r] > 0 && remaining[r] <= capacity[r] * 1e-12;
-    }
-    for (std::size_t f = 0; f < n; ++f) {
-      if (frozen[f]) continue;
-      bool stop = rate[f] >= demands[f].cap * (1 - 1e-12);
-      for (int r : demands[f].resources) stop = stop || saturated[static_cast<std::size_t>(r)];
-      if (!stop) continue;
-      frozen[f] = 1;
-      --active;
-      for (int r : demands[f].resources) --users[static_cast<std::size_t>(r)];
+  }
+  using Entry = std::pair<double, int>;  // (fill level, resource)
+  std::priority_queue<Entry, std::vector<Entry>, std::greater<>> heap;
+  std::vector<double> level(r_count, kInf);
+  auto refresh = [&](std::size_t r) {
+    if (users[r] == 0) return;
+    level[r] = std::max(0.0, (cap[r] - frozen[r]) / users[r]);
+    heap.emplace(level[r], static_cast<int>(r));
+  };
+  for (std::size_t r = 0; r < r_count; ++r) refresh(r);
+  while (!heap.empty()) {
+    auto [fill, r_int] = heap.top();
+    heap.pop();
+    const auto r = static_cast<std::size_t>(r_int);
+    if (users[r] == 0 || fill != level[r]) continue;  // stale entry
+    for (int f_int : users_of[r]) {
+      const auto f = static_cast<std::size_t>(f_int);
+      if (done[f]) continue;
+      done[f] = 1;
+      rate[f] = fill;
+      for (int q_int : crossed[f]) {
+        const auto q = static_cast<std::size_t>(q_int);
+        --users[q];
+        frozen[q] += fill;
+        if (q != r) refresh(q);
+      }
     }
   }
   return rate;
@@ -60,8 +71,7 @@ std::vector<double> max_min_rates(const std::vector<double>& capacity, const std
 std::vector<double> water_fill(double capacity, const std::vector<double>& caps) {
   std::vector<std::size_t> order(caps.size());
   std::iota(order.begin(), order.end(), 0);
-  std::stable_sort(order.begin(), order.end(),
-                   [&](std::size_t a, std::size_t b) { return caps[a] < caps[b]; });
+  std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return caps[a] < caps[b]; });
   std::vector<double> share(caps.size(), 0.0);
   double left = capacity;
   std::size_t remaining = caps.size();
