@@ -19,5 +19,11 @@ void add_simulate(CLI::App& app, const Invocation& invocation, Action& action);
 void add_list(CLI::App& app, Action& action);
 void add_sweep(CLI::App& app, Action& action);
 void add_validate(CLI::App& app, const Invocation& invocation, Action& action);
+void add_calibrate(CLI::App& app, Action& action);
+void add_bench(CLI::App& app, const Invocation& invocation, Action& action);
+
+/** @brief Creates `path` exclusively (an existing file is never overwritten: path.1, path.2, ... are tried
+ * instead), writes `text` and returns the name used. ConfigError when no file can be created. */
+std::string write_new_file(const std::string& path, const std::string& text);
 
 }  // namespace moesim::app

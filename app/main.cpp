@@ -17,6 +17,8 @@ int main(int argc, char** argv) {
   moesim::app::add_list(app, action);
   moesim::app::add_sweep(app, action);
   moesim::app::add_validate(app, invocation, action);
+  moesim::app::add_calibrate(app, action);
+  moesim::app::add_bench(app, invocation, action);
 
   try {
     app.parse(argc, argv);

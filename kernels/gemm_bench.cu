@@ -50,6 +50,7 @@ class GemmBench : public CaseBench {
     double peak_bf16_tflops = 0;
     double peak_fp8_tflops = 0;
     std::int64_t samples = 256;
+    std::int64_t algos = LtMatmul::kCandidates;
   };
 
   GemmBench(const Options& options, const CommonOptions& common, int device)
@@ -101,6 +102,8 @@ class GemmBench : public CaseBench {
     w_ = random_buffers(device_, sets_, static_cast<std::size_t>(shape.b_elements()), shape.in_type,
                         seed + 500, 1.0f, stream_);
     y_ = DeviceBuffer(device_, static_cast<std::size_t>(shape.y_elements()) * element_size(shape.out_type));
+    matmul_->autotune(x_[0].get(), w_[0].get(), y_.get(), workspace_.get(), stream_,
+                      static_cast<int>(options_.algos));
     fill_constant(y_.get(), shape.out_type, static_cast<std::size_t>(shape.y_elements()), NAN, stream_);
     iteration_ = 0;
   }
@@ -230,6 +233,9 @@ int main(int argc, char** argv) {
   parser.add_double("peak_bf16_tflops", 0, &options.peak_bf16_tflops, "bf16 peak (0: datasheet by GPU name)");
   parser.add_double("peak_fp8_tflops", 0, &options.peak_fp8_tflops, "fp8 peak (0: datasheet by GPU name)");
   parser.add_int("samples", 0, &options.samples, "outputs recomputed in fp64 per case", 1);
+  parser.add_int(
+      "algos", 0, &options.algos,
+      "cuBLASLt heuristic algorithms timed per shape, the fastest kept (1: the heuristic's first choice)", 1);
   return bench_main(argc, argv, session, [&](BenchSession& s) {
     s.open({{"cuBLASLt", blaslt_version()}});
     const int device = s.devices().front();

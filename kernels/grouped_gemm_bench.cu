@@ -25,8 +25,8 @@ struct GroupedCase {
 class GroupedGemmBench : public CaseBench {
  public:
   GroupedGemmBench(const CommonOptions& common, int device, const std::vector<std::int64_t>& experts,
-                   const std::vector<std::int64_t>& tokens, double peak_tflops)
-      : common_(common), device_(device), peak_tflops_(peak_tflops) {
+                   const std::vector<std::int64_t>& tokens, double peak_tflops, int algos)
+      : common_(common), device_(device), peak_tflops_(peak_tflops), algos_(algos) {
     CUDA_CHECK(cudaSetDevice(device));
     CUDA_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
     l2_bytes_ = describe_gpu(device).l2_bytes;
@@ -90,6 +90,7 @@ class GroupedGemmBench : public CaseBench {
     w_ = random_buffers(device_, sets_, experts * static_cast<std::size_t>(one.b_elements()), DataType::BF16,
                         seed + 50, 1.0f, stream_);
     y_ = DeviceBuffer(device_, experts * static_cast<std::size_t>(one.y_elements()) * 2);
+    matmul_->autotune(x_[0].get(), w_[0].get(), y_.get(), workspace_.get(), stream_, algos_);
     fill_constant(y_.get(), DataType::BF16, experts * static_cast<std::size_t>(one.y_elements()), NAN,
                   stream_);
     iteration_ = 0;
@@ -149,6 +150,7 @@ class GroupedGemmBench : public CaseBench {
   DeviceBuffer y_;
   std::size_t sets_ = 1;
   std::size_t iteration_ = 0;
+  int algos_ = LtMatmul::kCandidates;
 };
 
 }  // namespace
@@ -162,6 +164,10 @@ int main(int argc, char** argv) {
   std::vector<std::int64_t> tokens{128, 512, 2048};
   session.parser().add_int_list("experts", 0, &experts, "local expert counts E");
   session.parser().add_int_list("tokens_per_expert", 0, &tokens, "tokens routed to each expert");
+  std::int64_t algos = LtMatmul::kCandidates;
+  session.parser().add_int(
+      "algos", 0, &algos, "cuBLASLt heuristic algorithms timed per shape, the fastest kept (1: first choice)",
+      1);
   return bench_main(argc, argv, session, [&](BenchSession& s) {
     s.open({{"cuBLASLt", blaslt_version()}});
     const int device = s.devices().front();
@@ -169,7 +175,7 @@ int main(int argc, char** argv) {
     const double peak_tflops = peak ? peak->bf16_dense_tflops : 0.0;
     s.log().add_context("peak_bf16_tflops", peak_tflops);
     s.log().comment("loop = one cuBLASLt call per expert on one stream; batched = one strided-batched call");
-    GroupedGemmBench bench(s.options(), device, experts, tokens, peak_tflops);
+    GroupedGemmBench bench(s.options(), device, experts, tokens, peak_tflops, static_cast<int>(algos));
     run_cases(s, bench);
   });
 }

@@ -13,5 +13,7 @@ check models '#include [<"](moesim/(sim|schedules|hwprofiles|reports)/|CLI/)' "t
 check hwprofiles '#include [<"](moesim/(sim|schedules|models|reports)/|CLI/)' "the engine, schedules, models, reports or CLI11"
 check schedules '#include [<"](moesim/reports/|CLI/)' "reports or CLI11"
 check reports '#include [<"]CLI/' "CLI11"
+check calibrate '#include [<"](moesim/(sim|schedules|models|reports|sweep)/|CLI/)' "the engine, schedules, models, reports, sweep or CLI11"
+check sweep '#include [<"](moesim/(sim|schedules|models|hwprofiles|reports|calibrate)/|CLI/)' "anything but common"
 rm -f /tmp/layering.$$
 exit $fail

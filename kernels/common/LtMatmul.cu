@@ -127,13 +127,54 @@ LtMatmul::LtMatmul(const LtHandle& handle, const MatmulShape& shape) : handle_(h
   CUBLAS_CHECK(cublasLtMatmulPreferenceSetAttribute(preference, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES,
                                                     &workspace, sizeof workspace));
   int returned = 0;
-  const cublasStatus_t status = cublasLtMatmulAlgoGetHeuristic(
-      handle.get(), operation_, b_desc_, a_desc_, y_desc_, y_desc_, preference, 1, &heuristic_, &returned);
+  const cublasStatus_t status =
+      cublasLtMatmulAlgoGetHeuristic(handle.get(), operation_, b_desc_, a_desc_, y_desc_, y_desc_, preference,
+                                     kCandidates, candidates_, &returned);
   (void)cublasLtMatmulPreferenceDestroy(preference);
   if (status != CUBLAS_STATUS_SUCCESS || returned == 0) {
     throw CaseSkipped(std::string("no cuBLASLt algorithm for this shape/type (") +
                       cublasLtGetStatusString(status) + ")");
   }
+  candidate_count_ = std::min(returned, kCandidates);
+  heuristic_ = candidates_[0];
+}
+
+int LtMatmul::autotune(const void* a, const void* b, void* y, void* workspace, cudaStream_t stream,
+                       int candidates, int reps) {
+  const int tried = std::min(candidates, candidate_count());
+  if (tried < 2) return 0;
+  const float alpha = shape_.alpha;
+  const float beta = 0.0f;
+  auto launch = [&](const cublasLtMatmulHeuristicResult_t& h) {
+    return cublasLtMatmul(handle_.get(), operation_, &alpha, b, b_desc_, a, a_desc_, &beta, y, y_desc_, y,
+                          y_desc_, &h.algo, workspace, kWorkspaceBytes, stream);
+  };
+  cudaEvent_t start = nullptr, stop = nullptr;
+  CUDA_CHECK(cudaEventCreate(&start));
+  CUDA_CHECK(cudaEventCreate(&stop));
+  int best = 0;
+  float best_ms = 0;
+  bool found = false;
+  for (int i = 0; i < tried; ++i) {
+    const cublasLtMatmulHeuristicResult_t& h = candidates_[i];
+    if (h.state != CUBLAS_STATUS_SUCCESS || launch(h) != CUBLAS_STATUS_SUCCESS) continue;  // warm-up
+    CUDA_CHECK(cudaEventRecord(start, stream));
+    bool ok = true;
+    for (int r = 0; r < reps && ok; ++r) ok = launch(h) == CUBLAS_STATUS_SUCCESS;
+    CUDA_CHECK(cudaEventRecord(stop, stream));
+    CUDA_CHECK(cudaEventSynchronize(stop));
+    float ms = 0;
+    CUDA_CHECK(cudaEventElapsedTime(&ms, start, stop));
+    if (ok && (!found || ms < best_ms)) {
+      best = i;
+      best_ms = ms;
+      found = true;
+    }
+  }
+  (void)cudaEventDestroy(start);
+  (void)cudaEventDestroy(stop);
+  heuristic_ = candidates_[best];
+  return best;
 }
 
 LtMatmul::~LtMatmul() {

@@ -71,9 +71,22 @@ class LtMatmul {
   LtMatmul(const LtMatmul&) = delete;
   LtMatmul& operator=(const LtMatmul&) = delete;
 
+  /** @brief How many algorithms cuBLASLt's heuristic is asked for (autotune() times them all). */
+  static constexpr int kCandidates = 8;
+
   const MatmulShape& shape() const { return shape_; }
   /** @brief Enqueues Y = alpha·A·B; the workspace must hold kWorkspaceBytes. */
   void run(const void* a, const void* b, void* y, void* workspace, cudaStream_t stream) const;
+  /**
+   * @brief Times the first `candidates` algorithms of cuBLASLt's heuristic on these operands (`reps`
+   * back-to-back runs each, event-timed after one warm-up) and keeps the fastest, so that the
+   * benchmark reports the best cuBLASLt rate for the shape rather than the heuristic's first guess.
+   * Overwrites Y. Returns the index kept (0 = the heuristic's first choice).
+   */
+  int autotune(const void* a, const void* b, void* y, void* workspace, cudaStream_t stream, int candidates,
+               int reps = 3);
+  /** @brief Algorithms the heuristic returned (at most kCandidates). */
+  int candidate_count() const { return candidate_count_; }
 
  private:
   const LtHandle& handle_;
@@ -82,6 +95,9 @@ class LtMatmul {
   cublasLtMatrixLayout_t a_desc_ = nullptr;
   cublasLtMatrixLayout_t b_desc_ = nullptr;
   cublasLtMatrixLayout_t y_desc_ = nullptr;
+  // A plain array: nvcc 13's front end fails on std::vector of this type (internal error in lexical.c).
+  cublasLtMatmulHeuristicResult_t candidates_[kCandidates]{};
+  int candidate_count_ = 0;
   cublasLtMatmulHeuristicResult_t heuristic_{};
 };
 

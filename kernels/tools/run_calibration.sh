@@ -4,7 +4,8 @@
 #   kernels/tools/run_calibration.sh OUT_DIR LABEL SUITE...
 #   SUITE: gemm grouped_gemm attention torch_sdpa memory launch persistent persistent2
 #          collectives2 collectives4 contention1 contention2 contention4 contention4_priority
-#          (the digit = GPUs)
+#          nccl_info4 (NCCL_DEBUG=INFO init log: channels) torch_collectives4 (after collectives4)
+#          torch_gemm (after gemm)   (the digit = GPUs)
 #
 # Writes WORK/LABEL/{system.txt, build.log, summary.txt, <suite>.log, <suite>.json} (WORK =
 # $MOESIM_WORK_DIR or /tmp/moesim-calibration), packs it into OUT_DIR/LABEL.tar.gz, and prints the
@@ -70,6 +71,27 @@ for suite in "$@"; do
     contention2) run contention2 "$build/contention_bench" -g 2 -w 3 -n 30 ;;
     contention4) run contention4 "$build/contention_bench" -g 4 -w 3 -n 30 ;;
     contention4_priority) run contention4_priority "$build/contention_bench" -g 4 -w 3 -n 30 --comm_priority ;;
+    nccl_info4)
+      echo "=== nccl_info4" | tee -a "$work/summary.txt"
+      NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,TUNING timeout "${MOESIM_SUITE_TIMEOUT:-240}" "$build/collectives_bench" \
+        -g 4 -b 64M -e 64M --ops all_reduce,all_to_all -w 1 -n 2 > "$work/nccl_info4.log" 2>&1
+      echo "=== nccl_info4: exit $?" | tee -a "$work/summary.txt"
+      pack ;;
+    torch_collectives4)
+      echo "=== torch_collectives4" | tee -a "$work/summary.txt"
+      timeout "${MOESIM_SUITE_TIMEOUT:-240}" python3 -m torch.distributed.run --standalone --nproc_per_node 4 \
+        "$repo/kernels/tools/torch_collectives_compare.py" --json "$work/torch_collectives4.json" \
+        > "$work/torch_collectives4.log" 2>&1
+      echo "=== torch_collectives4: exit $?" | tee -a "$work/summary.txt"
+      [ -f "$work/collectives4.json" ] && python3 "$repo/kernels/tools/busbw_compare.py" "$work/collectives4.json" \
+        "$work/torch_collectives4.json" > "$work/busbw_compare4.txt" 2>&1
+      pack ;;
+    torch_gemm)
+      echo "=== torch_gemm" | tee -a "$work/summary.txt"
+      timeout "${MOESIM_SUITE_TIMEOUT:-240}" python3 "$repo/kernels/tools/torch_gemm_compare.py" "$work/gemm.json" \
+        --json "$work/torch_gemm.json" > "$work/torch_gemm.log" 2>&1
+      echo "=== torch_gemm: exit $?" | tee -a "$work/summary.txt"
+      pack ;;
     torch_sdpa)
       echo "=== torch_sdpa" | tee -a "$work/summary.txt"
       timeout "${MOESIM_SUITE_TIMEOUT:-240}" python3 "$repo/kernels/tools/torch_sdpa_compare.py" \
@@ -86,3 +108,7 @@ for f in "$work"/*.log; do
   grep -E '^#.*(GPU [0-9]|error|WARNING|Verified|skipped)' "$f" | head -8
   grep -v '^#' "$f" | tail -4
 done
+for f in "$work"/busbw_compare*.txt "$work"/torch_gemm.log; do
+  [ -f "$f" ] && { echo "##### $(basename "$f")"; cat "$f"; }
+done
+[ -f "$work/nccl_info4.log" ] && { echo "##### nccl channels"; grep -iE "channels|nChannels|CTAs" "$work/nccl_info4.log" | sort | uniq -c | head -20; }

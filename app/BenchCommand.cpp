@@ -1,0 +1,197 @@
+// `moesim bench`: run the kernels/ GPU microbenchmarks of this build and merge their JSON results.
+#include <algorithm>
+#include <chrono>
+#include <cstdlib>
+#include <ctime>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "Commands.hpp"
+#include "moesim/common/Error.hpp"
+#include "moesim/common/JsonReader.hpp"
+
+namespace moesim::app {
+
+namespace {
+
+namespace fs = std::filesystem;
+
+// One suite: the programs it runs, with the options kernels/tools/run_calibration.sh uses.
+struct SuiteStep {
+  std::string name;     ///< result file stem
+  std::string program;  ///< executable in the kernels build
+  std::string args;
+  bool multi_gpu = false;  ///< takes -g N
+};
+
+const std::vector<std::pair<std::string, std::vector<SuiteStep>>>& suites() {
+  static const std::vector<std::pair<std::string, std::vector<SuiteStep>>> table = {
+      {"gemm",
+       {{"gemm", "gemm_bench", "-w 5 -n 30 -G 64", false},
+        {"grouped_gemm", "grouped_gemm_bench", "-w 3 -n 20 -G 64", false}}},
+      {"attention", {{"attention", "attention_bench", "-w 2 -n 10", false}}},
+      {"memory", {{"memory", "memory_bench", "-w 3 -n 20 -G 64", false}}},
+      {"collectives", {{"collectives", "collectives_bench", "-b 8 -e 1G -f 2 -w 5 -n 20", true}}},
+      {"contention", {{"contention", "contention_bench", "-w 3 -n 30", true}}},
+      {"launch", {{"launch", "launch_bench", "-w 3 -n 30", false}}},
+      {"persistent", {{"persistent", "persistent_bench", "--tasks 65536 -w 2 -n 10", false}}},
+      {"layer", {{"layer", "layer_bench", "-w 3 -n 20", true}}}};
+  return table;
+}
+
+struct BenchOptions {
+  std::string suites = "gemm,attention,memory,collectives,contention,launch";
+  std::string out;
+  std::string kernels_dir = MOESIM_KERNELS_BUILD_DIR;
+  int gpus = 8;
+  bool torch = true;
+};
+
+std::vector<std::string> split_list(const std::string& text) {
+  std::vector<std::string> out;
+  std::stringstream in(text);
+  for (std::string item; std::getline(in, item, ',');) {
+    if (!item.empty()) out.push_back(item);
+  }
+  return out;
+}
+
+std::string quote(const std::string& text) {
+  std::string out = "'";
+  for (char ch : text) out += ch == '\'' ? std::string("'\\''") : std::string(1, ch);
+  return out + "'";
+}
+
+std::string utc_now() {
+  const std::time_t now = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
+  char buffer[32];
+  std::strftime(buffer, sizeof buffer, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&now));
+  return buffer;
+}
+
+// The folder that holds the built benchmarks: the CUDA build puts them in kernels/, the HIP sub-build in
+// kernels/hip.
+fs::path find_programs(const fs::path& dir) {
+  for (const fs::path& candidate : {dir, dir / "hip"}) {
+    if (fs::exists(candidate / "launch_bench")) return candidate;
+  }
+  return {};
+}
+
+int run_bench(const BenchOptions& o, const Invocation& invocation) {
+  const std::string backend = MOESIM_GPU_BACKEND_SETTING;
+  const fs::path programs = find_programs(o.kernels_dir);
+  if (programs.empty()) {
+    if (backend == "OFF" && o.kernels_dir == MOESIM_KERNELS_BUILD_DIR) {
+      throw ConfigError("moesim bench", "",
+                        "this build has no GPU benchmarks (MOESIM_GPU_BACKEND=OFF); configure with "
+                        "-DMOESIM_GPU_BACKEND=CUDA (or HIP) and build again, or pass --kernels-dir with a "
+                        "kernels/ build (cmake -S kernels -B build-kernels -DMOESIM_GPU_BACKEND=CUDA)");
+    }
+    throw ConfigError(
+        o.kernels_dir, "",
+        "no benchmark programs here (launch_bench missing): build them (cmake --build ...) with "
+        "-DMOESIM_GPU_BACKEND=CUDA (or HIP), or pass --kernels-dir");
+  }
+  std::vector<SuiteStep> steps;
+  for (const std::string& name : split_list(o.suites)) {
+    auto it = std::find_if(suites().begin(), suites().end(), [&](const auto& s) { return s.first == name; });
+    if (it == suites().end()) {
+      throw ConfigError("", "--suite",
+                        "'" + name +
+                            "': expected gemm, attention, memory, collectives, contention, "
+                            "launch, persistent or layer");
+    }
+    for (const SuiteStep& step : it->second) {
+      if (!fs::exists(programs / step.program)) {
+        throw ConfigError(
+            (programs / step.program).string(), "",
+            "suite '" + name + "' needs this program, which this build lacks" +
+                (step.program == "layer_bench" ? " (the real-node layer runner is not in kernels/ yet)"
+                                               : " (cuBLASLt/hipBLASLt or NCCL/RCCL not found at "
+                                                 "configure time: see the CMake messages)"));
+      }
+      steps.push_back(step);
+    }
+  }
+  const fs::path parts = o.out + ".d";
+  fs::create_directories(parts);
+  nlohmann::ordered_json merged;
+  merged["schema_version"] = 1;
+  merged["tool"] = "moesim bench";
+  merged["tool_version"] = MOESIM_VERSION;
+  merged["git_sha"] = MOESIM_GIT_SHA;
+  merged["args"] = invocation.args;
+  merged["kernels_dir"] = programs.string();
+  merged["start_time"] = utc_now();
+  nlohmann::ordered_json documents = nlohmann::ordered_json::array();
+  nlohmann::ordered_json failures = nlohmann::ordered_json::array();
+  auto run = [&](const std::string& name, const std::string& command, const fs::path& json) {
+    std::cout << "# moesim bench: " << command << std::endl;
+    const int status = std::system(command.c_str());
+    if (status != 0 || !fs::exists(json)) {
+      failures.push_back({{"suite", name}, {"command", command}, {"status", status}});
+      std::cout << "# moesim bench: " << name << " failed (status " << status << ")" << std::endl;
+      return;
+    }
+    std::ifstream in(json);
+    std::stringstream text;
+    text << in.rdbuf();
+    documents.push_back(nlohmann::ordered_json::parse(text.str()));
+  };
+  for (const SuiteStep& step : steps) {
+    const fs::path json = parts / (step.name + ".json");
+    std::string command = quote((programs / step.program).string()) + " " + step.args;
+    if (step.multi_gpu) command += " -g " + std::to_string(o.gpus);
+    run(step.name, command + " -J " + quote(json.string()), json);
+    if (step.name == "attention" && o.torch) {
+      // PyTorch SDPA on the same shapes: what calibrate takes attention from (our kernel is unfused).
+      const fs::path torch_json = parts / "torch_sdpa.json";
+      const std::string script = std::string(MOESIM_SOURCE_DIR) + "/kernels/tools/torch_sdpa_compare.py";
+      if (std::system("python3 -c 'import torch' > /dev/null 2>&1") == 0) {
+        run("torch_sdpa", "python3 " + quote(script) + " --json " + quote(torch_json.string()), torch_json);
+      } else {
+        std::cout
+            << "# moesim bench: PyTorch not importable: torch_sdpa skipped (attention will come from the "
+               "unfused kernel)"
+            << std::endl;
+      }
+    }
+  }
+  merged["end_time"] = utc_now();
+  merged["failures"] = failures;
+  merged["suites"] = documents;
+  std::cout << "# wrote " << write_new_file(o.out, merged.dump(1) + "\n") << " (" << documents.size()
+            << " result documents; raw files in " << parts.string() << ")" << std::endl;
+  return failures.empty() ? 0 : 1;
+}
+}  // namespace
+
+void add_bench(CLI::App& app, const Invocation& invocation, Action& action) {
+  auto o = std::make_shared<BenchOptions>();
+  CLI::App* sub = app.add_subcommand(
+      "bench",
+      "Run this build's kernels/ GPU microbenchmarks and merge their JSON into one results file for "
+      "`moesim calibrate --from` (needs a build with -DMOESIM_GPU_BACKEND=CUDA or HIP)");
+  sub->add_option("--suite", o->suites,
+                  "Comma-separated suites: gemm (incl. grouped), attention (+ PyTorch SDPA when importable), "
+                  "memory, collectives, contention, launch, persistent, layer")
+      ->capture_default_str();
+  sub->add_option("--out", o->out,
+                  "Merged results file (never overwritten: FILE.1, ... instead); raw files go to "
+                  "FILE.d/")
+      ->required();
+  sub->add_option("--gpus", o->gpus, "GPUs for collectives and contention (-g of the benchmarks)")
+      ->check(CLI::Range(2, 64))
+      ->capture_default_str();
+  sub->add_option("--kernels-dir", o->kernels_dir, "Folder with the built *_bench programs")
+      ->capture_default_str();
+  sub->add_flag("!--no-torch", o->torch, "Skip the PyTorch SDPA comparison in the attention suite");
+  sub->callback(
+      [o, &action, &invocation] { action = [o, &invocation] { return run_bench(*o, invocation); }; });
+}
+
+}  // namespace moesim::app

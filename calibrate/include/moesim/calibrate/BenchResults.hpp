@@ -1,0 +1,118 @@
+#pragma once
+/**
+ * @file Typed records of the kernels/ benchmark results (kernels/README.md, JSON schema_version 1)
+ * that calibration uses. A results file is one benchmark's document (`gemm_bench -J`), a torch
+ * comparison document (`tools/torch_sdpa_compare.py`), or a `moesim bench` file that holds several
+ * of them under "suites". Times are in seconds, sizes in bytes, rates in SI units.
+ */
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace moesim::calibrate {
+
+/** @brief Where and with what one result document was measured. */
+struct RunInfo {
+  std::string file;        ///< the file the document came from (as given on the command line)
+  std::string benchmark;   ///< "gemm", "collectives", ..., "torch_sdpa"
+  std::string start_time;  ///< ISO time the run started
+  std::string driver;      ///< driver version, e.g. "580.159.04"
+  std::string driver_api;  ///< CUDA/HIP driver API version
+  std::string runtime;     ///< CUDA/HIP runtime version
+  std::string gpu_api;     ///< "CUDA" or "HIP"
+  std::map<std::string, std::string> libraries;  ///< e.g. cuBLASLt -> 13.1.0, NCCL -> 2.28.9, PyTorch -> ...
+  std::string gpu_name;                          ///< name of the first GPU
+  std::string gpu_arch;                          ///< e.g. sm_90
+  int gpu_count = 0;                             ///< GPUs the benchmark used
+  int sm_count = 0;                              ///< SMs/CUs of the first GPU
+  std::map<std::string, std::string> environment;
+};
+
+/** @brief One GEMM case of gemm_bench: Y[m,n] = X[m,k] · W[n,k]ᵀ. */
+struct GemmCase {
+  std::string name;
+  std::int64_t m = 0, n = 0, k = 0;
+  std::string dtype;  ///< input dtype in profile spelling: bf16, fp8, fp16, fp32
+  double time_s = 0;  ///< p50
+};
+
+/** @brief One grouped_gemm_bench case: `experts` GEMMs of tokens_per_expert × n × k. */
+struct GroupedGemmCase {
+  std::string impl;  ///< "batched" (one kernel) or "loop" (one kernel per expert)
+  std::int64_t experts = 0, tokens_per_expert = 0, n = 0, k = 0;
+  std::string dtype;
+  double time_s = 0;
+};
+
+/** @brief One causal attention case (attention_bench or torch SDPA). */
+struct AttentionCase {
+  std::string impl;  ///< "unfused" (attention_bench) or "torch:<backend>" (flash, cudnn, efficient)
+  bool forward = true;
+  std::int64_t batch_heads = 0, seq_len = 0, d_qk = 0, d_v = 0;
+  double time_s = 0;
+};
+
+/** @brief One memory_bench case. */
+struct MemoryCase {
+  std::string op;
+  double bytes = 0;
+  double time_s = 0;
+};
+
+/** @brief One collective size (collectives_bench, or an nccl-tests / rccl-tests row). */
+struct CollectiveCase {
+  std::string op;  ///< all_reduce, all_gather, reduce_scatter, all_to_all (others are kept but not fitted)
+  int ranks = 0;
+  int hosts = 1;      ///< distinct hosts of the group (1: intra-node)
+  double bytes = 0;   ///< nccl-tests size
+  double time_s = 0;  ///< p50 (nccl-tests: the out-of-place time)
+  std::string file;
+};
+
+/** @brief One contention_bench scenario: a GEMM stream and a communication stream, alone and together. */
+struct ContentionCase {
+  std::string comm;         ///< all_reduce, all_to_all, ce_copy
+  double bytes = 0;         ///< communication size per rank
+  std::optional<int> ctas;  ///< NCCL maxCTAs (0 = NCCL's default); none for copy-engine transfers
+  int ranks = 0;
+  bool high_priority = false;  ///< comm stream at the highest priority
+  std::int64_t gemm_m = 0, gemm_n = 0, gemm_k = 0;
+  double gemm_alone_s = 0;
+  std::optional<double> gemm_with_comm_s;
+  double comm_alone_s = 0;
+  std::optional<double> comm_with_gemm_s;
+  std::string file;
+};
+
+/** @brief One launch_bench measure (launch_host, launch_device, graph_device_N, graph_host_N, ...). */
+struct LaunchCase {
+  std::string measure;
+  double time_s = 0;  ///< p50 per operation
+};
+
+/** @brief Everything read from the --from files. */
+struct BenchResults {
+  std::vector<RunInfo> runs;
+  std::vector<GemmCase> gemm;
+  std::vector<GroupedGemmCase> grouped_gemm;
+  std::vector<AttentionCase> attention;
+  std::vector<MemoryCase> memory;
+  std::vector<CollectiveCase> collectives;
+  std::vector<ContentionCase> contention;
+  std::vector<LaunchCase> launch;
+  std::vector<std::string> ignored;  ///< "file: benchmark" of documents calibration has no use for
+};
+
+/**
+ * @brief Reads results files in order and appends their cases. A file that is not JSON, not a
+ * kernels/ results document (schema_version 1), or lacks a field a case needs is a ConfigError
+ * naming the file and the line (syntax) or JSON pointer (content).
+ */
+BenchResults load_bench_results(const std::vector<std::string>& paths);
+
+/** @brief Appends the cases of one parsed document (`file` names it in errors). */
+void add_bench_document(const std::string& text, const std::string& file, BenchResults& out);
+
+}  // namespace moesim::calibrate

@@ -1,0 +1,192 @@
+#include "moesim/calibrate/BenchResults.hpp"
+
+#include <set>
+
+#include "JsonText.hpp"
+#include "moesim/common/Error.hpp"
+
+namespace moesim::calibrate {
+namespace {
+
+using detail::JsonAt;
+
+std::string profile_dtype(const JsonAt& record, const std::string& key) {
+  const std::string text = record.string(key);
+  if (text == "bf16" || text == "fp16" || text == "fp32") return text;
+  if (text.rfind("fp8", 0) == 0) return "fp8";
+  record.fail(key, "= \"" + text + "\": expected bf16, fp16, fp32 or fp8*");
+}
+
+// cuDNN reports its version as one integer: 91900 = 9.19.0 (major·10000 + minor·100 + patch).
+std::string cudnn_version(const nlohmann::json& value) {
+  if (!value.is_number_integer()) return value.is_string() ? value.get<std::string>() : "";
+  const auto v = value.get<long long>();
+  return std::to_string(v / 10000) + "." + std::to_string(v / 100 % 100) + "." + std::to_string(v % 100);
+}
+
+std::map<std::string, std::string> string_map(const JsonAt& doc, const std::string& key) {
+  std::map<std::string, std::string> out;
+  if (!doc.has(key)) return out;
+  JsonAt object = doc.at(key);
+  if (!object.value().is_object()) doc.fail(key, "must be an object");
+  for (const auto& [name, value] : object.value().items()) {
+    if (value.is_string()) out[name] = value.get<std::string>();
+  }
+  return out;
+}
+
+RunInfo harness_run(const JsonAt& doc, const std::string& benchmark) {
+  RunInfo run;
+  run.file = doc.file();
+  run.benchmark = benchmark;
+  run.start_time = doc.string("start_time");
+  run.gpu_api = doc.optional_string("gpu_api").value_or("");
+  run.driver = doc.optional_string("driver_version").value_or("");
+  run.driver_api = doc.optional_string("driver_api_version").value_or("");
+  run.runtime = doc.optional_string("runtime_version").value_or("");
+  run.libraries = string_map(doc, "libraries");
+  run.environment = string_map(doc, "environment");
+  JsonAt gpus = doc.at("gpus");
+  if (!gpus.value().is_array() || gpus.value().empty()) doc.fail("gpus", "must be a non-empty array");
+  run.gpu_count = static_cast<int>(gpus.value().size());
+  JsonAt first = gpus.at(std::size_t{0});
+  run.gpu_name = first.string("name");
+  run.gpu_arch = first.optional_string("arch").value_or("");
+  run.sm_count = static_cast<int>(first.integer("multiprocessors"));
+  return run;
+}
+
+void read_gemm(const JsonAt& r, BenchResults& out) {
+  out.gemm.push_back({r.string("name"), r.integer("m"), r.integer("n"), r.integer("k"),
+                      profile_dtype(r, "in_dtype"), r.p50_seconds("time_us")});
+}
+
+void read_grouped(const JsonAt& r, BenchResults& out) {
+  out.grouped_gemm.push_back({r.string("impl"), r.integer("experts"), r.integer("tokens_per_expert"),
+                              r.integer("n"), r.integer("k"), profile_dtype(r, "dtype"),
+                              r.p50_seconds("time_us")});
+}
+
+AttentionCase read_attention_case(const JsonAt& r, const std::string& impl) {
+  AttentionCase c;
+  c.impl = impl;
+  const std::string pass = r.string("pass");
+  if (pass != "fwd" && pass != "bwd") r.fail("pass", "= \"" + pass + "\": expected fwd or bwd");
+  c.forward = pass == "fwd";
+  c.batch_heads = r.integer("batch_heads");
+  c.seq_len = r.integer("seq_len");
+  c.d_qk = r.integer("d_qk");
+  c.d_v = r.integer("d_v");
+  c.time_s = r.p50_seconds("time_us");
+  return c;
+}
+
+void read_collective(const JsonAt& r, const std::string& file, BenchResults& out) {
+  CollectiveCase c;
+  c.op = r.string("op");
+  c.ranks = static_cast<int>(r.integer("ranks"));
+  c.bytes = r.number("size_bytes");
+  c.time_s = r.p50_seconds("time_us");
+  c.file = file;
+  if (c.bytes > 0) out.collectives.push_back(c);
+}
+
+void read_contention(const JsonAt& r, const std::string& file, BenchResults& out) {
+  ContentionCase c;
+  c.comm = r.string("comm");
+  c.bytes = r.number("bytes");
+  if (r.has("nccl_max_ctas") && !r.value().at("nccl_max_ctas").is_null())
+    c.ctas = static_cast<int>(r.integer("nccl_max_ctas"));
+  c.ranks = static_cast<int>(r.integer("ranks"));
+  c.high_priority = r.optional_string("comm_stream_priority").value_or("default") == "highest";
+  c.gemm_m = r.integer("gemm_m");
+  c.gemm_n = r.integer("gemm_n");
+  c.gemm_k = r.integer("gemm_k");
+  c.gemm_alone_s = r.p50_seconds("gemm_alone_us");
+  if (r.has("gemm_with_comm_us")) c.gemm_with_comm_s = r.p50_seconds("gemm_with_comm_us");
+  c.comm_alone_s = r.p50_seconds("comm_alone_us");
+  if (r.has("comm_with_gemm_us")) c.comm_with_gemm_s = r.p50_seconds("comm_with_gemm_us");
+  c.file = file;
+  out.contention.push_back(c);
+}
+
+void add_document(const JsonAt& doc, BenchResults& out) {
+  if (!doc.value().is_object()) throw ConfigError(doc.file(), doc.pointer(), "must be a JSON object");
+  if (doc.has("suites")) {
+    JsonAt suites = doc.at("suites");
+    if (!suites.value().is_array()) doc.fail("suites", "must be an array of results documents");
+    for (std::size_t i = 0; i < suites.value().size(); ++i) add_document(suites.at(i), out);
+    return;
+  }
+  if (!doc.has("schema_version") || !doc.value().at("schema_version").is_number_integer() ||
+      doc.value().at("schema_version").get<int>() != 1)
+    doc.fail("schema_version", "must be 1 (a kernels/ results file: see kernels/README.md)");
+  const std::string tool = doc.string("tool");
+  if (tool.rfind("moesim-kernels", 0) != 0)
+    doc.fail("tool", "= \"" + tool + "\": not a kernels/ results file (expected moesim-kernels...)");
+  JsonAt results = doc.at("results");
+  if (!results.value().is_array()) doc.fail("results", "must be an array");
+
+  if (tool == "moesim-kernels/torch_sdpa_compare.py") {
+    RunInfo run;
+    run.file = doc.file();
+    run.benchmark = "torch_sdpa";
+    run.start_time = doc.string("start_time");
+    run.gpu_name = doc.optional_string("gpu").value_or("");
+    run.gpu_count = 1;
+    if (doc.has("torch")) run.libraries["PyTorch"] = doc.string("torch");
+    if (doc.has("cudnn")) run.libraries["cuDNN"] = cudnn_version(doc.value().at("cudnn"));
+    out.runs.push_back(run);
+    for (std::size_t i = 0; i < results.value().size(); ++i) {
+      JsonAt r = results.at(i);
+      out.attention.push_back(read_attention_case(r, "torch:" + r.string("backend")));
+    }
+    return;
+  }
+  if (tool != "moesim-kernels") {
+    out.ignored.push_back(doc.file() + ": " + tool);
+    return;
+  }
+  const std::string benchmark = doc.string("benchmark");
+  static const std::set<std::string> used{"gemm",        "grouped_gemm", "attention", "memory",
+                                          "collectives", "contention",   "launch"};
+  if (used.count(benchmark) == 0) {
+    out.ignored.push_back(doc.file() + ": " + benchmark);
+    return;
+  }
+  RunInfo run = harness_run(doc, benchmark);
+  out.runs.push_back(run);
+  for (std::size_t i = 0; i < results.value().size(); ++i) {
+    JsonAt r = results.at(i);
+    if (benchmark == "gemm") {
+      read_gemm(r, out);
+    } else if (benchmark == "grouped_gemm") {
+      read_grouped(r, out);
+    } else if (benchmark == "attention") {
+      out.attention.push_back(read_attention_case(r, "unfused"));
+    } else if (benchmark == "memory") {
+      out.memory.push_back({r.string("op"), r.number("bytes"), r.p50_seconds("time_us")});
+    } else if (benchmark == "collectives") {
+      read_collective(r, doc.file(), out);
+    } else if (benchmark == "contention") {
+      read_contention(r, doc.file(), out);
+    } else {
+      out.launch.push_back({r.string("measure"), r.p50_seconds("time_us")});
+    }
+  }
+}
+
+}  // namespace
+
+void add_bench_document(const std::string& text, const std::string& file, BenchResults& out) {
+  const nlohmann::json document = detail::parse_json_lines(text, file);
+  add_document(JsonAt(document, file), out);
+}
+
+BenchResults load_bench_results(const std::vector<std::string>& paths) {
+  BenchResults out;
+  for (const std::string& path : paths) add_bench_document(detail::read_text_file(path), path, out);
+  return out;
+}
+
+}  // namespace moesim::calibrate

@@ -1,0 +1,881 @@
+#include "moesim/calibrate/Calibrator.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <map>
+#include <optional>
+#include <set>
+#include <sstream>
+#include <tuple>
+
+#include "moesim/calibrate/CollectiveFit.hpp"
+#include "moesim/calibrate/Fitting.hpp"
+#include "moesim/common/Error.hpp"
+
+namespace moesim::calibrate {
+namespace {
+
+using hw::CollectiveKind;
+using hw::CollectiveScope;
+
+// Significant digits the profile keeps: enough for the fit's accuracy, few enough that the same
+// data gives the same file on any build (last-bit differences round away).
+constexpr int kDigits = 4;
+// FlashAttention's backward runs 5 matmuls to the forward's 2 (models/src/LayerOps.cpp uses the same 2.5).
+constexpr double kAttentionBackwardFlops = 2.5;
+constexpr double kMemoryBinFactor = 4.0;
+
+std::string num(double value, int digits = 3) {
+  char buffer[64];
+  std::snprintf(buffer, sizeof buffer, "%.*g", digits, value);
+  return buffer;
+}
+
+std::string fixed(double value, int decimals) {
+  char buffer[64];
+  std::snprintf(buffer, sizeof buffer, "%.*f", decimals, value);
+  return buffer;
+}
+
+std::string bytes_text(double bytes) {
+  const char* units[] = {"B", "KiB", "MiB", "GiB"};
+  int u = 0;
+  while (bytes >= 1024 && u < 3 && std::fmod(bytes, 1024) == 0) {
+    bytes /= 1024;
+    ++u;
+  }
+  return num(bytes, 6) + " " + units[u];
+}
+
+std::string range_text(const std::vector<double>& values, int digits = 3) {
+  if (values.empty()) return "-";
+  const auto [lo, hi] = std::minmax_element(values.begin(), values.end());
+  return *lo == *hi ? num(*lo, digits) : num(*lo, digits) + "-" + num(*hi, digits);
+}
+
+double round4(double value) {
+  return round_significant(value, kDigits);
+}
+
+std::optional<CollectiveKind> profile_kind(const std::string& op) {
+  return hw::try_parse_collective_kind(op);
+}
+
+/** Input files by tag, in the order first seen: "[C1] file: what". */
+class SourceTags {
+ public:
+  std::string tag(const std::string& file, const std::string& what) {
+    for (std::size_t i = 0; i < files_.size(); ++i) {
+      if (files_[i] == file) return "[C" + std::to_string(i + 1) + "]";
+    }
+    files_.push_back(file);
+    lines_.push_back("[C" + std::to_string(files_.size()) + "] " + file + ": " + what);
+    return "[C" + std::to_string(files_.size()) + "]";
+  }
+  std::string tags_of(const std::set<std::string>& files) const {
+    std::string out;
+    for (std::size_t i = 0; i < files_.size(); ++i) {
+      if (files.count(files_[i])) out += "[C" + std::to_string(i + 1) + "]";
+    }
+    return out;
+  }
+  const std::vector<std::string>& lines() const { return lines_; }
+
+ private:
+  std::vector<std::string> files_;
+  std::vector<std::string> lines_;
+};
+
+struct Context {
+  const hw::HwProfile& base;
+  const CalibrationInputs& in;
+  CalibrationResult& out;
+  SourceTags tags;
+  std::vector<std::string> calibrated_parts;
+};
+
+std::string files_tags(Context& c, const std::string& benchmark) {
+  std::set<std::string> files;
+  for (const RunInfo& r : c.in.bench.runs) {
+    if (r.benchmark == benchmark) files.insert(r.file);
+  }
+  return c.tags.tags_of(files);
+}
+
+void add_residual(Context& c, const std::string& table, const ErrorSummary& e, const std::string& note) {
+  c.out.residuals.push_back({table, e.points, e.max_abs, e.mean_abs, note});
+}
+
+// --- provenance --------------------------------------------------------------------------------
+
+void check_same_gpu(Context& c) {
+  for (const RunInfo& r : c.in.bench.runs) {
+    if (r.sm_count > 0 && r.sm_count != c.base.gpu.sm_count) {
+      throw ConfigError(r.file, "/gpus/0/multiprocessors",
+                        "= " + std::to_string(r.sm_count) + ": measured on " + r.gpu_name +
+                            ", but the base profile '" + c.base.name + "' describes " + c.base.gpu.name +
+                            " with " + std::to_string(c.base.gpu.sm_count) + " SMs");
+    }
+  }
+}
+
+void set_provenance(Context& c) {
+  hw::Provenance& p = c.out.profile.provenance;
+  p.kind = hw::ProvenanceKind::CALIBRATED;
+  std::set<std::string> dates, drivers;
+  std::map<std::string, std::string> libraries;
+  std::string device;
+  int most_gpus = 0;
+  for (const RunInfo& r : c.in.bench.runs) {
+    std::string what = r.benchmark + " on " + std::to_string(r.gpu_count) + "x " + r.gpu_name;
+    if (!r.start_time.empty()) what += ", " + r.start_time;
+    c.tags.tag(r.file, what);
+    if (r.start_time.size() >= 10) dates.insert(r.start_time.substr(0, 10));
+    if (!r.driver.empty()) {
+      std::string d = r.driver + " (" + (r.gpu_api.empty() ? "driver" : r.gpu_api) + " driver API " +
+                      r.driver_api + ", runtime " + r.runtime + ")";
+      drivers.insert(d);
+    }
+    for (const auto& [name, version] : r.libraries) libraries[name] = version;
+    if (r.gpu_count > most_gpus && !r.gpu_name.empty()) {
+      most_gpus = r.gpu_count;
+      device = std::to_string(r.gpu_count) + "x " + r.gpu_name;
+      if (!r.gpu_arch.empty() || r.sm_count > 0)
+        device += " (" + r.gpu_arch + (r.gpu_arch.empty() ? "" : ", ") + std::to_string(r.sm_count) + " SMs)";
+    }
+  }
+  for (const NcclTestsLog& log : c.in.nccl_tests) {
+    c.tags.tag(log.file, (log.program.empty() ? log.op : log.program) + " log on " +
+                             std::to_string(log.ranks) + "x " + (log.device.empty() ? "GPU" : log.device) +
+                             " (" + std::to_string(log.hosts) + " host" + (log.hosts > 1 ? "s" : "") + ")" +
+                             (log.version.empty() ? "" : ", " + log.version));
+    if (!log.version.empty())
+      libraries[log.version.substr(0, log.version.find(' '))] = log.version.substr(log.version.find(' ') + 1);
+    if (device.empty() && !log.device.empty()) device = std::to_string(log.ranks) + "x " + log.device;
+  }
+  for (const KinetoTrace& t : c.in.traces) c.tags.tag(t.file, "PyTorch profiler (Kineto) trace");
+  auto join = [](const std::set<std::string>& items) {
+    std::string out;
+    for (const std::string& s : items) out += (out.empty() ? "" : "; ") + s;
+    return out;
+  };
+  p.date = dates.empty() ? "undated (no kernels/ results file among the inputs)" : join(dates);
+  p.device = device.empty() ? "not recorded by the inputs" : device;
+  p.driver = drivers.empty() ? "not recorded by the inputs" : join(drivers);
+  std::string libs;
+  for (const auto& [name, version] : libraries) libs += (libs.empty() ? "" : ", ") + name + " " + version;
+  p.libraries = libs.empty() ? "not recorded by the inputs" : libs;
+}
+
+// --- GEMM -------------------------------------------------------------------------------------
+
+double gemm_flops(double m, double n, double k) {
+  return 2.0 * m * n * k;
+}
+
+void fit_gemm(Context& c) {
+  hw::HwProfile& p = c.out.profile;
+  const double sustained = p.sustained_peak_flops("bf16");
+  std::vector<ShapeSample> samples;
+  for (const GemmCase& g : c.in.bench.gemm) {
+    if (g.dtype != "bf16") continue;
+    samples.push_back({static_cast<double>(g.m), static_cast<double>(std::min(g.n, g.k)),
+                       gemm_flops(g.m, g.n, g.k) / g.time_s / sustained});
+  }
+  if (samples.empty()) return;
+  auto& table = p.efficiency.gemm;
+  table.value = fill_gemm_grid(table.m, table.min_nk, samples);
+  for (auto& row : table.value) {
+    for (double& v : row) v = round4(v);
+  }
+  std::set<double> ms;
+  for (const ShapeSample& s : samples) ms.insert(s.m);
+  table.source = "Filled from " + std::to_string(samples.size()) + " bf16 cuBLASLt GEMMs of gemm_bench " +
+                 files_tags(c, "gemm") + " (p50, clocks not locked): efficiency = 2mnk / (time x " +
+                 num(sustained / 1e12, 4) + " TF/s sustained bf16 peak); for each measured m (" +
+                 std::to_string(ms.size()) +
+                 " values) linear in log2 min(n,k) between the measured shapes and clamped beyond them, then "
+                 "linear in log2 m between measured m; capped at 1.";
+  c.calibrated_parts.push_back("GEMM efficiency");
+
+  ErrorSummary bf16;
+  std::map<std::string, std::vector<double>> dtype_ratios;
+  std::map<std::string, std::vector<const GemmCase*>> dtype_cases;
+  for (const GemmCase& g : c.in.bench.gemm) {
+    const double model_eff = p.gemm_efficiency(g.m, g.n, g.k);
+    if (g.dtype == "bf16") {
+      bf16.add(gemm_flops(g.m, g.n, g.k) / (sustained * model_eff), g.time_s);
+    } else if (p.gpu.peak_flops.count(g.dtype)) {
+      const double measured_eff = gemm_flops(g.m, g.n, g.k) / g.time_s / p.sustained_peak_flops(g.dtype);
+      dtype_ratios[g.dtype].push_back(measured_eff / model_eff);
+      dtype_cases[g.dtype].push_back(&g);
+    }
+  }
+  add_residual(c, "gemm bf16", bf16, "time vs the table (bilinear in log m, log min(n,k))");
+  std::string factor_text;
+  for (const auto& [dtype, ratios] : dtype_ratios) {
+    const double raw = geometric_mean(ratios);
+    const double factor = round4(std::min(1.0, raw));
+    p.efficiency.gemm_dtype_factor[dtype] = factor;
+    ErrorSummary e;
+    for (const GemmCase* g : dtype_cases[dtype]) {
+      e.add(gemm_flops(g->m, g->n, g->k) / p.achieved_gemm_flops(dtype, g->m, g->n, g->k), g->time_s);
+    }
+    add_residual(c, "gemm " + dtype, e, "time vs table x gemm_dtype_factor");
+    factor_text += (factor_text.empty() ? "" : "; ") + dtype + " = " + num(factor, 4) +
+                   ": geometric mean over " + std::to_string(ratios.size()) + " " + dtype +
+                   " GEMMs of (rate / sustained " + dtype +
+                   " peak) / bf16 table efficiency at the same shape" +
+                   (raw > 1 ? " (" + num(raw, 4) + ", capped at 1)" : "");
+  }
+  if (!factor_text.empty()) {
+    p.efficiency.source +=
+        " Calibrated " + files_tags(c, "gemm") + ": gemm_dtype_factor " + factor_text + ".";
+  }
+}
+
+void fit_grouped_gemm(Context& c) {
+  hw::HwProfile& p = c.out.profile;
+  const double sustained = p.sustained_peak_flops("bf16");
+  std::vector<double> ratios;
+  std::vector<const GroupedGemmCase*> used;
+  int loop_cases = 0;
+  for (const GroupedGemmCase& g : c.in.bench.grouped_gemm) {
+    if (g.dtype != "bf16") continue;
+    if (g.impl != "batched") {
+      ++loop_cases;
+      continue;
+    }
+    const double flops = gemm_flops(static_cast<double>(g.experts * g.tokens_per_expert), g.n, g.k);
+    const double measured = flops / g.time_s / sustained;
+    const double model = p.grouped_gemm_efficiency(g.tokens_per_expert, g.n, g.k, g.experts) /
+                         p.efficiency.grouped_gemm_factor;
+    ratios.push_back(measured / model);
+    used.push_back(&g);
+  }
+  if (ratios.empty()) return;
+  const double raw = geometric_mean(ratios);
+  p.efficiency.grouped_gemm_factor = round4(std::min(1.0, raw));
+  ErrorSummary e;
+  for (const GroupedGemmCase* g : used) {
+    const double flops = gemm_flops(static_cast<double>(g->experts * g->tokens_per_expert), g->n, g->k);
+    e.add(flops / (sustained * p.grouped_gemm_efficiency(g->tokens_per_expert, g->n, g->k, g->experts)),
+          g->time_s);
+  }
+  add_residual(c, "grouped_gemm bf16", e,
+               "time of one strided-batched kernel vs factor x min(eff(E*T,n,k), eff(T,N,N))");
+  p.efficiency.source += " Calibrated " + files_tags(c, "grouped_gemm") + ": grouped_gemm_factor " +
+                         num(p.efficiency.grouped_gemm_factor, 4) + " = geometric mean over " +
+                         std::to_string(ratios.size()) +
+                         " one-kernel (strided-batched cuBLASLt) expert GEMMs of measured efficiency / "
+                         "min(eff(E*T, n, k), eff(T, N, N)) with the calibrated GEMM table" +
+                         (raw > 1 ? " (" + num(raw, 4) + ", capped at 1)" : "") + "; the " +
+                         std::to_string(loop_cases) + " one-kernel-per-expert (loop) cases are not fitted.";
+  c.calibrated_parts.push_back("grouped GEMM factor");
+}
+
+// --- attention ----------------------------------------------------------------------------------
+
+double attention_forward_flops(const AttentionCase& a) {
+  return 2.0 * static_cast<double>(a.batch_heads) * (static_cast<double>(a.seq_len) * a.seq_len / 2.0) *
+         static_cast<double>(a.d_qk + a.d_v);
+}
+
+void fit_attention(Context& c) {
+  hw::HwProfile& p = c.out.profile;
+  const bool have_torch = std::any_of(c.in.bench.attention.begin(), c.in.bench.attention.end(),
+                                      [](const AttentionCase& a) { return a.impl.rfind("torch:", 0) == 0; });
+  // Best implementation per shape and pass.
+  using Key = std::tuple<bool, std::int64_t, std::int64_t, std::int64_t, std::int64_t>;
+  std::map<Key, const AttentionCase*> best;
+  std::vector<double> unfused_fwd_tflops;
+  for (const AttentionCase& a : c.in.bench.attention) {
+    if (a.impl == "unfused" && a.forward)
+      unfused_fwd_tflops.push_back(attention_forward_flops(a) / a.time_s / 1e12);
+    if ((a.impl.rfind("torch:", 0) == 0) != have_torch) continue;
+    Key key{a.forward, a.batch_heads, a.seq_len, a.d_qk, a.d_v};
+    auto it = best.find(key);
+    if (it == best.end() || a.time_s < it->second->time_s) best[key] = &a;
+  }
+  if (best.empty()) return;
+  const double sustained = p.sustained_peak_flops("bf16");
+  std::map<std::int64_t, std::vector<double>> fwd_by_seq;
+  std::set<std::string> winners;
+  for (const auto& [key, a] : best) {
+    winners.insert(a->impl);
+    if (a->forward) fwd_by_seq[a->seq_len].push_back(attention_forward_flops(*a) / a->time_s / sustained);
+  }
+  if (fwd_by_seq.empty()) return;
+  std::vector<CurvePoint> measured;
+  for (const auto& [seq, effs] : fwd_by_seq)
+    measured.push_back({static_cast<double>(seq), geometric_mean(effs)});
+  const MergedCurve merged =
+      merge_curve(p.efficiency.attention_fwd.x, p.efficiency.attention_fwd.value, measured);
+  p.efficiency.attention_fwd.x = merged.x;
+  p.efficiency.attention_fwd.value.clear();
+  for (double v : merged.value) p.efficiency.attention_fwd.value.push_back(round4(v));
+
+  std::string impls;
+  for (const std::string& w : winners) impls += (impls.empty() ? "" : ", ") + w;
+  const std::string tags = have_torch ? files_tags(c, "torch_sdpa") : files_tags(c, "attention");
+  std::string source =
+      "Causal attention forward " + tags + ", p50: efficiency = 2 x BH x (L^2/2) x (d_qk + d_v) / " +
+      "(time x " + num(sustained / 1e12, 4) + " TF/s sustained bf16 peak), geometric mean over " +
+      "head dims (128/128, 192/128 MLA) at each L; fastest implementation per shape (" + impls + "). ";
+  if (have_torch) {
+    source +=
+        "Taken from PyTorch SDPA because our attention_bench kernel" +
+        (unfused_fwd_tflops.empty()
+             ? std::string()
+             : " " + files_tags(c, "attention") + " (" + range_text(unfused_fwd_tflops) + " TF/s forward)") +
+        " is unfused (cuBLASLt GEMMs + softmax kernels) and does not represent the fused kernels training "
+        "runs use. ";
+  } else {
+    source +=
+        "From attention_bench, an UNFUSED kernel (cuBLASLt GEMMs + softmax kernels): it understates what "
+        "fused FlashAttention/cuDNN kernels reach; give torch_sdpa_compare.py results to replace it. ";
+  }
+  source += "Measured L " + num(measured.front().x, 6) + ".." + num(measured.back().x, 6);
+  if (merged.inherited_points > 0) {
+    source += "; the " + std::to_string(merged.inherited_points) +
+              " base points outside that range keep the base curve's shape scaled to the measured edge (x" +
+              num(merged.scale_low, 3) + " below, x" + num(merged.scale_high, 3) + " above)";
+  }
+  p.efficiency.attention_fwd.source = source + ".";
+
+  ErrorSummary fwd, bwd;
+  std::vector<double> bwd_ratios;
+  std::vector<const AttentionCase*> bwd_cases;
+  for (const auto& [key, a] : best) {
+    const double model_fwd = p.attention_efficiency(a->seq_len, hw::AttentionPass::FORWARD);
+    if (a->forward) {
+      fwd.add(attention_forward_flops(*a) / (sustained * model_fwd), a->time_s);
+    } else {
+      const double measured_eff =
+          kAttentionBackwardFlops * attention_forward_flops(*a) / a->time_s / sustained;
+      bwd_ratios.push_back(measured_eff / model_fwd);
+      bwd_cases.push_back(a);
+    }
+  }
+  add_residual(c, "attention fwd", fwd, "time vs the attention_fwd curve");
+  if (!bwd_ratios.empty()) {
+    const double raw = geometric_mean(bwd_ratios);
+    p.efficiency.attention_bwd_factor = round4(std::min(1.0, raw));
+    for (const AttentionCase* a : bwd_cases) {
+      bwd.add(kAttentionBackwardFlops * attention_forward_flops(*a) /
+                  (sustained * p.attention_efficiency(a->seq_len, hw::AttentionPass::BACKWARD)),
+              a->time_s);
+    }
+    add_residual(c, "attention bwd", bwd, "time vs attention_fwd x attention_bwd_factor");
+    p.efficiency.source += " Calibrated " + tags + ": attention_bwd_factor " +
+                           num(p.efficiency.attention_bwd_factor, 4) + " = geometric mean over " +
+                           std::to_string(bwd_ratios.size()) +
+                           " backward shapes of (2.5 x forward FLOPs / time) / the forward curve at that L" +
+                           (raw > 1 ? " (" + num(raw, 4) + ", capped at 1)" : "") + ".";
+  }
+  c.calibrated_parts.push_back(have_torch ? "attention (PyTorch SDPA)" : "attention (unfused kernel)");
+}
+
+// --- memory -----------------------------------------------------------------------------------
+
+void fit_memory(Context& c) {
+  hw::HwProfile& p = c.out.profile;
+  if (c.in.bench.memory.empty()) return;
+  const double hbm = p.gpu.hbm_bw_Bps;
+  std::vector<CurvePoint> points;
+  std::vector<const MemoryCase*> kept;
+  int dropped = 0;
+  for (const MemoryCase& m : c.in.bench.memory) {
+    const double efficiency = m.bytes / m.time_s / hbm;
+    if (efficiency > 1.0) {
+      ++dropped;
+      continue;
+    }
+    points.push_back({m.bytes, efficiency});
+    kept.push_back(&m);
+  }
+  if (points.empty()) return;
+  const std::vector<CurvePoint> bins = bin_log(points, kMemoryBinFactor);
+  const MergedCurve merged = merge_curve(p.efficiency.memory.x, p.efficiency.memory.value, bins);
+  p.efficiency.memory.x.clear();
+  for (double x : merged.x) p.efficiency.memory.x.push_back(std::round(x));
+  p.efficiency.memory.value.clear();
+  for (double v : merged.value) p.efficiency.memory.value.push_back(round4(v));
+  std::string source = "memory_bench " + files_tags(c, "memory") +
+                       " (copy, permute, unpermute, RMSNorm, SwiGLU, add; p50): "
+                       "bytes / time / " +
+                       num(hbm / 1e9, 5) + " GB/s datasheet HBM, " + std::to_string(points.size()) +
+                       " cases in bins of 4x bytes (geometric-mean bytes, median efficiency)";
+  if (dropped > 0)
+    source += "; " + std::to_string(dropped) + " cases above the HBM peak (inputs resident in L2) left out";
+  if (merged.inherited_points > 0) {
+    source +=
+        "; the " + std::to_string(merged.inherited_points) +
+        " base points outside the measured bytes keep the base curve's shape scaled to the measured edge (x" +
+        num(merged.scale_low, 3) + " below, x" + num(merged.scale_high, 3) + " above)";
+  }
+  p.efficiency.memory.source = source + ".";
+  ErrorSummary e;
+  for (const MemoryCase* m : kept) e.add(m->bytes / (hbm * p.memory_efficiency(m->bytes)), m->time_s);
+  add_residual(
+      c, "memory", e,
+      "time vs bytes / (HBM x curve); " + std::to_string(dropped) + " L2-resident cases not compared");
+  c.calibrated_parts.push_back("memory efficiency");
+}
+
+// --- collectives --------------------------------------------------------------------------------
+
+struct GroupKey {
+  CollectiveKind kind;
+  CollectiveScope scope;
+  int gpus;
+  bool operator<(const GroupKey& o) const {
+    return std::tie(scope, gpus, kind) < std::tie(o.scope, o.gpus, o.kind);
+  }
+};
+
+std::string nvls_note(const Context& c) {
+  for (const RunInfo& r : c.in.bench.runs) {
+    if (r.benchmark != "collectives") continue;
+    auto it = r.environment.find("NCCL_NVLS_ENABLE");
+    if (it != r.environment.end()) return "NCCL_NVLS_ENABLE=" + it->second;
+  }
+  return "";
+}
+
+void fit_collectives(Context& c) {
+  hw::HwProfile& p = c.out.profile;
+  std::vector<CollectiveCase> cases = c.in.bench.collectives;
+  for (const NcclTestsLog& log : c.in.nccl_tests) {
+    for (const CollectiveCase& k : log.cases()) cases.push_back(k);
+  }
+  std::map<GroupKey, std::vector<const CollectiveCase*>> groups;
+  std::map<std::string, int> other_ops;
+  for (const CollectiveCase& k : cases) {
+    auto kind = profile_kind(k.op);
+    if (!kind) {
+      ++other_ops[k.op];
+      continue;
+    }
+    const CollectiveScope scope = k.hosts > 1 ? CollectiveScope::INTER : CollectiveScope::INTRA;
+    if (scope == CollectiveScope::INTRA && k.ranks > p.node.gpus_per_node) {
+      throw ConfigError(k.file, "",
+                        k.op + " on " + std::to_string(k.ranks) +
+                            " GPUs of one host, but the profile's node has " +
+                            std::to_string(p.node.gpus_per_node) + " GPUs");
+    }
+    if (k.ranks < 2) continue;
+    groups[{*kind, scope, k.ranks}].push_back(&k);
+  }
+  for (const auto& [op, count] : other_ops) {
+    c.out.notes.push_back(op + ": " + std::to_string(count) +
+                          " sizes measured; the profile has no table for it");
+  }
+  const std::string nvls = nvls_note(c);
+  for (const auto& [key, members] : groups) {
+    std::vector<SizeTime> points;
+    std::set<std::string> files;
+    for (const CollectiveCase* k : members) {
+      points.push_back({k->bytes, k->time_s});
+      files.insert(k->file);
+    }
+    const bool has_base = p.has_collective(key.kind, key.scope) &&
+                          p.collective_table(key.kind, key.gpus, key.scope).gpus == key.gpus;
+    const double fallback =
+        p.has_collective(key.kind, key.scope) ? p.step_latency_s(key.kind, key.gpus, key.scope) : 0.0;
+    const CollectiveFit fit = fit_collective(key.kind, key.gpus, points, fallback);
+    const std::string name =
+        hw::to_string(key.kind) + " " + hw::to_string(key.scope) + " " + std::to_string(key.gpus);
+    if (fit.bytes.empty()) {
+      c.out.notes.push_back(name + ": no size with a transfer share >= 10% of its time; " +
+                            (has_base ? "the base table stays" : "no table written"));
+      continue;
+    }
+    hw::CollectiveTable table;
+    table.kind = key.kind;
+    table.scope = key.scope;
+    table.gpus = key.gpus;
+    table.algorithm = key.kind == CollectiveKind::ALL_TO_ALL ? hw::CollectiveAlgorithm::DIRECT
+                                                             : hw::CollectiveAlgorithm::RING;
+    table.step_latency_s = round_significant(fit.step_latency_s, kDigits);
+    table.bytes = fit.bytes;
+    // The engine never moves a collective's bus bytes faster than the GPU's fabric port (usable link rate x
+    // links); a larger latency-free busbw (mid sizes, where NCCL hides start-up under the transfer) is capped
+    // there.
+    const double port = key.scope == CollectiveScope::INTRA ? p.fabric_injection_bw_Bps(key.gpus - 1) : 0.0;
+    int capped = 0;
+    for (double b : fit.busbw_Bps) {
+      if (port > 0 && b > port) {
+        b = port;
+        ++capped;
+      }
+      table.busbw_Bps.push_back(round_significant(b, kDigits));
+    }
+    const int steps = hw::collective_steps(key.kind, key.gpus);
+    std::string source = "Fitted from " + std::to_string(points.size()) + " measured sizes " +
+                         c.tags.tags_of(files) + " (p50" + (nvls.empty() ? "" : ", " + nvls) + "): ";
+    if (fit.latency_points > 0) {
+      source += "latency = median time of the " + std::to_string(fit.latency_points) + " sizes <= 64 KiB (" +
+                num(fit.step_latency_s * steps * 1e6, 4) + " us) over " + std::to_string(steps) + " step" +
+                (steps > 1 ? "s" : "");
+    } else {
+      source +=
+          "no size <= 64 KiB measured: step latency " + num(fallback * 1e6, 4) + " us kept from the base";
+    }
+    source += "; busbw = bus_bytes / (time - latency) at the " + std::to_string(fit.bytes.size()) +
+              " sizes > 64 KiB whose transfer is >= 10% of the time" +
+              (fit.dropped_points > 0 ? " (" + std::to_string(fit.dropped_points) + " latency-bound size" +
+                                            (fit.dropped_points > 1 ? "s" : "") + " left out)"
+                                      : "") +
+              ". busbw at mid sizes can exceed the large-message rate: NCCL overlaps its start-up with the "
+              "transfer, which this additive model folds into busbw" +
+              (capped > 0 ? "; " + std::to_string(capped) + " size" + (capped > 1 ? "s" : "") +
+                                " capped at the fabric port rate " + num(port / 1e9, 4) +
+                                " GB/s (usable link rate x links), the most the engine moves"
+                          : std::string()) +
+              ".";
+    table.source = source;
+    bool replaced = false;
+    for (auto& existing : p.collectives) {
+      if (existing.kind == key.kind && existing.scope == key.scope && existing.gpus == key.gpus) {
+        existing = table;
+        replaced = true;
+      }
+    }
+    if (!replaced) p.collectives.push_back(table);
+    ErrorSummary e;
+    for (const SizeTime& s : points)
+      e.add(p.collective_time_s(key.kind, key.gpus, key.scope, s.bytes), s.time_s);
+    add_residual(
+        c, name, e,
+        "time vs steps x latency + bus_bytes / busbw over all " + std::to_string(points.size()) + " sizes");
+  }
+  if (!groups.empty()) c.calibrated_parts.push_back("collective tables");
+}
+
+// --- contention ---------------------------------------------------------------------------------
+
+void fit_contention(Context& c) {
+  hw::HwProfile& p = c.out.profile;
+  hw::ContentionSpec& spec = p.contention;
+  const int sms = p.gpu.sm_count;
+  std::vector<const ContentionCase*> nccl, copy_engine;
+  for (const ContentionCase& k : c.in.bench.contention) {
+    if (k.comm == "ce_copy") {
+      copy_engine.push_back(&k);
+    } else if (profile_kind(k.comm) && k.gemm_with_comm_s && k.comm_with_gemm_s) {
+      nccl.push_back(&k);
+    }
+  }
+  std::vector<double> ce_gemm, ce_comm;
+  for (const ContentionCase* k : copy_engine) {
+    if (k->gemm_with_comm_s) ce_gemm.push_back(*k->gemm_with_comm_s / k->gemm_alone_s);
+    if (k->comm_with_gemm_s) ce_comm.push_back(*k->comm_with_gemm_s / k->comm_alone_s);
+  }
+  if (nccl.empty()) {
+    if (!copy_engine.empty()) {
+      spec.source +=
+          " Calibration " + files_tags(c, "contention") + " measured copy-engine transfers only (" +
+          (copy_engine.front()->ranks == 1 ? "a device-local copy" : "peer copies") +
+          "): they slowed the GEMM " + range_text(ce_gemm) + "x and were slowed " + range_text(ce_comm) +
+          "x themselves; the engine gives copy-engine transfers no SMs and no slowdown, so the factors "
+          "above are kept.";
+    }
+    return;
+  }
+  auto latency_of = [&](const ContentionCase& k) {
+    const auto kind = *profile_kind(k.comm);
+    if (!p.has_collective(kind, CollectiveScope::INTRA)) return 0.0;
+    return hw::collective_steps(kind, k.ranks) * p.step_latency_s(kind, k.ranks, CollectiveScope::INTRA);
+  };
+  auto covers_gemm = [](const ContentionCase& k) { return k.comm_alone_s >= k.gemm_alone_s; };
+
+  // 1. Residual compute slowdown from the runs whose CTA count is known and whose collective spans the GEMM.
+  std::vector<double> residuals;
+  std::set<int> cta_values;
+  for (const ContentionCase* k : nccl) {
+    if (k->ctas && *k->ctas > 0 && covers_gemm(*k)) {
+      residuals.push_back(residual_compute_slowdown(*k->gemm_with_comm_s / k->gemm_alone_s, sms, *k->ctas));
+      cta_values.insert(*k->ctas);
+    }
+  }
+  std::string r_text;
+  if (!residuals.empty()) {
+    spec.compute_slowdown_with_comm = round4(std::max(1.0, geometric_mean(residuals)));
+    std::string ctas;
+    for (int v : cta_values) ctas += (ctas.empty() ? "" : ", ") + std::to_string(v);
+    r_text = "compute_slowdown_with_comm = geometric mean over the " + std::to_string(residuals.size()) +
+             " cases with an NCCL CTA cap (" + ctas +
+             ") whose collective alone lasts at least as long as the GEMM of " + "GEMM slowdown x (" +
+             std::to_string(sms) + " - CTAs) / " + std::to_string(sms) + " (" + range_text(residuals) + ")";
+  }
+  // 2. The SMs a default NCCL kernel holds: what explains the default-CTA GEMM slowdowns with that residual.
+  std::vector<double> inferred;
+  for (const ContentionCase* k : nccl) {
+    if (k->ctas && *k->ctas == 0 && covers_gemm(*k))
+      inferred.push_back(
+          inferred_comm_sms(*k->gemm_with_comm_s / k->gemm_alone_s, spec.compute_slowdown_with_comm, sms));
+  }
+  std::string sms_text;
+  if (!inferred.empty()) {
+    double mean = 0;
+    for (double v : inferred) mean += v / static_cast<double>(inferred.size());
+    spec.comm_sms = std::clamp(static_cast<int>(std::lround(mean)), 0, sms - 1);
+    sms_text = "comm_sms = " + std::to_string(spec.comm_sms) +
+               ": the SM count that, with that residual, explains the " + std::to_string(inferred.size()) +
+               " default-CTA cases whose collective spans the GEMM (GEMM slowdown " +
+               "= r x SMs / (SMs - comm_sms); per case " + range_text(inferred) + ")";
+  }
+  if (residuals.empty() && !inferred.empty()) {
+    // No capped runs: the residual comes from the default runs with the base comm_sms.
+    std::vector<double> r;
+    for (const ContentionCase* k : nccl) {
+      if (k->ctas && *k->ctas == 0 && covers_gemm(*k))
+        r.push_back(residual_compute_slowdown(*k->gemm_with_comm_s / k->gemm_alone_s, sms, spec.comm_sms));
+    }
+    spec.compute_slowdown_with_comm = round4(std::max(1.0, geometric_mean(r)));
+    r_text = "compute_slowdown_with_comm from the default-CTA cases with comm_sms " +
+             std::to_string(spec.comm_sms) + " kept from the base";
+    sms_text.clear();
+  }
+  // 3. Collective bandwidth under compute, from the default-CTA runs whose collective fits under one GEMM.
+  std::vector<double> fitted, others;
+  std::vector<std::string> examples;
+  for (const ContentionCase* k : nccl) {
+    if (!(k->ctas && *k->ctas == 0) || k->comm_alone_s <= latency_of(*k)) continue;
+    const double s = comm_bandwidth_slowdown(k->comm_alone_s, *k->comm_with_gemm_s, latency_of(*k));
+    if (!covers_gemm(*k)) {
+      fitted.push_back(s);
+      if (examples.empty())
+        examples.push_back("a " + bytes_text(k->bytes) + " " + k->comm + " on " + std::to_string(k->ranks) +
+                           " GPUs: " + fixed(k->comm_alone_s * 1e6, 0) + " us alone, " +
+                           fixed(*k->comm_with_gemm_s * 1e6, 0) + " us under the GEMM");
+    } else {
+      others.push_back(s);
+    }
+  }
+  const bool fit_all = fitted.empty();
+  const std::vector<double>& s_values = fit_all ? others : fitted;
+  if (!s_values.empty()) spec.comm_slowdown_with_compute = round4(std::max(1.0, geometric_mean(s_values)));
+  const ContentionCase& first = *nccl.front();
+  std::string gemm = std::to_string(first.gemm_m) + "x" + std::to_string(first.gemm_n) + "x" +
+                     std::to_string(first.gemm_k) + " bf16";
+  std::set<int> ranks;
+  std::set<double> sizes;
+  for (const ContentionCase* k : nccl) {
+    ranks.insert(k->ranks);
+    sizes.insert(k->bytes);
+  }
+  std::string ranks_text, sizes_text;
+  for (int r : ranks) ranks_text += (ranks_text.empty() ? "" : ", ") + std::to_string(r);
+  for (double b : sizes) sizes_text += (sizes_text.empty() ? "" : ", ") + bytes_text(b);
+  std::string s_text =
+      s_values.empty()
+          ? "comm_slowdown_with_compute kept from the base: no NCCL case with the default CTA count"
+          : "comm_slowdown_with_compute = " + num(spec.comm_slowdown_with_compute, 4) +
+                ": geometric mean over the " + std::to_string(s_values.size()) + " default-CTA cases " +
+                (fit_all ? "" : "whose collective alone is shorter than the GEMM ") +
+                "of (t_with - latency) / (t_alone - latency) (" + range_text(s_values) + ")";
+  if (!examples.empty()) s_text += ", e.g. " + examples.front();
+  if (!s_values.empty())
+    s_text +=
+        ". NCCL's CTAs wait for SMs the SM-filling GEMM holds, so a collective shorter than the GEMM ends "
+        "about when the GEMM ends; it is a start delay more than a bandwidth loss, which one factor only "
+        "approximates";
+  if (!fit_all && !others.empty()) {
+    s_text += ": collectives that outlast the GEMM slow only " + range_text(others) +
+              "x (their residuals show the mismatch)";
+  }
+  spec.source = "Calibrated " + files_tags(c, "contention") + " with contention_bench: a " + gemm +
+                " GEMM stream on every GPU against NCCL all_reduce / all_to_all of " + sizes_text +
+                " per rank on " + ranks_text + " GPUs (NCCL default CTAs and caps), p50. " +
+                (r_text.empty() ? "" : r_text + ". ") + (sms_text.empty() ? "" : sms_text + ". ") + s_text +
+                ".";
+  if (!copy_engine.empty()) {
+    spec.source += " Copy-engine transfers slowed the GEMM " + range_text(ce_gemm) + "x and were slowed " +
+                   range_text(ce_comm) + "x; the engine gives them no SMs and no slowdown.";
+  }
+  spec.source += " hbm_interference is kept from the base (the engine does not use it).";
+
+  ErrorSummary gemm_e, comm_e;
+  for (const ContentionCase* k : nccl) {
+    if (covers_gemm(*k) && k->ctas) {
+      const double held = *k->ctas > 0 ? *k->ctas : spec.comm_sms;
+      gemm_e.add(k->gemm_alone_s * spec.compute_slowdown_with_comm * sms / (sms - held),
+                 *k->gemm_with_comm_s);
+    }
+    if (k->ctas && *k->ctas == 0) {
+      const double lat = latency_of(*k);
+      comm_e.add(lat + (k->comm_alone_s - lat) * spec.comm_slowdown_with_compute, *k->comm_with_gemm_s);
+    }
+  }
+  add_residual(c, "contention gemm", gemm_e,
+               "GEMM time under comm vs r x SMs/(SMs - CTAs), cases whose collective spans the GEMM");
+  add_residual(c, "contention comm", comm_e,
+               "collective time under the GEMM vs latency + transfer x s, all default-CTA cases");
+  c.calibrated_parts.push_back("contention factors");
+}
+
+// --- launch -------------------------------------------------------------------------------------
+
+void fit_launch(Context& c) {
+  hw::GpuSpec& g = c.out.profile.gpu;
+  std::map<std::string, std::vector<double>> by_measure;
+  int largest_graph = 0;
+  for (const LaunchCase& l : c.in.bench.launch) {
+    by_measure[l.measure].push_back(l.time_s);
+    if (l.measure.rfind("graph_device_", 0) == 0)
+      largest_graph = std::max(largest_graph, std::stoi(l.measure.substr(13)));
+  }
+  if (by_measure.empty()) return;
+  ErrorSummary e;
+  std::string text;
+  auto take = [&](const std::string& measure, double& field, const std::string& what) {
+    auto it = by_measure.find(measure);
+    if (it == by_measure.end()) return;
+    field = round_significant(median(it->second), 3);
+    for (double v : it->second) e.add(field, v);
+    text += (text.empty() ? "" : "; ") + what + " " + num(field * 1e6, 3) + " us (" + measure + ")";
+  };
+  take("launch_host", g.launch_overhead_s, "launch_overhead_us = host time per eager launch");
+  take("graph_host_1", g.graph_launch_overhead_s, "graph_launch_overhead_us = host time of one graph launch");
+  if (largest_graph > 0)
+    take("graph_device_" + std::to_string(largest_graph), g.graph_node_overhead_s,
+         "graph_node_overhead_us = device time per empty-kernel node");
+  take("launch_device", g.kernel_min_s,
+       "kernel_min_us = device time of an empty kernel launched back to back");
+  if (text.empty()) return;
+  g.source += " Launch costs calibrated " + files_tags(c, "launch") +
+              " with launch_bench (median of the runs' p50): " + text + ".";
+  add_residual(c, "launch", e, "each run's p50 vs the median kept");
+  c.calibrated_parts.push_back("launch costs");
+}
+
+// --- PyTorch trace ------------------------------------------------------------------------------
+
+void use_traces(Context& c) {
+  hw::HwProfile& p = c.out.profile;
+  for (const KinetoTrace& trace : c.in.traces) {
+    std::map<KernelCategory, std::pair<int, double>> totals;
+    for (const TraceKernel& k : trace.kernels) {
+      totals[k.category].first += 1;
+      totals[k.category].second += k.duration_s;
+    }
+    std::string summary = trace.file + ":";
+    for (const auto& [category, total] : totals) {
+      summary += " " + to_string(category) + " " + std::to_string(total.first) + " kernels " +
+                 fixed(total.second * 1e3, 3) + " ms;";
+    }
+    c.out.notes.push_back(summary);
+  }
+  std::vector<const TraceKernel*> gemms;
+  std::vector<std::string> dtypes;
+  for (const KinetoTrace& trace : c.in.traces) {
+    for (const TraceKernel& k : trace.kernels) {
+      if (k.category != KernelCategory::GEMM || !k.gemm || k.duration_s <= 0) continue;
+      const std::string dtype = k.gemm->dtype.empty() ? "bf16" : k.gemm->dtype;
+      if (!p.gpu.peak_flops.count(dtype)) continue;
+      gemms.push_back(&k);
+      dtypes.push_back(dtype);
+    }
+  }
+  if (gemms.empty()) return;
+  auto predicted = [&](std::size_t i) {
+    const TraceGemmShape& s = *gemms[i]->gemm;
+    return gemm_flops(s.m, s.n, s.k) / p.achieved_gemm_flops(dtypes[i], s.m, s.n, s.k);
+  };
+  std::string tags;
+  for (const KinetoTrace& t : c.in.traces) tags += c.tags.tag(t.file, "PyTorch profiler (Kineto) trace");
+  if (c.in.bench.gemm.empty()) {
+    std::vector<double> ratios;
+    for (std::size_t i = 0; i < gemms.size(); ++i) ratios.push_back(predicted(i) / gemms[i]->duration_s);
+    const double scale = geometric_mean(ratios);
+    for (auto& row : p.efficiency.gemm.value) {
+      for (double& v : row) v = round4(std::min(1.0, v * scale));
+    }
+    p.efficiency.gemm.source +=
+        " Scaled by " + num(scale, 4) + " " + tags + ": the geometric mean of predicted / traced time over " +
+        std::to_string(gemms.size()) + " GEMM kernels with recorded shapes (capped at 1).";
+    c.calibrated_parts.push_back("GEMM efficiency (scaled from a PyTorch trace)");
+  }
+  ErrorSummary e;
+  for (std::size_t i = 0; i < gemms.size(); ++i) e.add(predicted(i), gemms[i]->duration_s);
+  add_residual(c, "trace gemm", e,
+               c.in.bench.gemm.empty() ? "traced kernel time vs the scaled table"
+                                       : "check only: traced kernel time vs the calibrated table");
+}
+
+}  // namespace
+
+CalibrationResult calibrate(const hw::HwProfile& base, const CalibrationInputs& inputs) {
+  const BenchResults& b = inputs.bench;
+  if (b.gemm.empty() && b.grouped_gemm.empty() && b.attention.empty() && b.memory.empty() &&
+      b.collectives.empty() && b.contention.empty() && b.launch.empty() && inputs.nccl_tests.empty() &&
+      inputs.traces.empty()) {
+    throw ConfigError("calibrate", "",
+                      "nothing to calibrate: the inputs hold no benchmark results, logs or traces");
+  }
+  CalibrationResult out;
+  out.profile = base;
+  out.profile.source_file.clear();
+  Context c{base, inputs, out, {}, {}};
+  if (base.provenance.kind == hw::ProvenanceKind::CALIBRATED) {
+    out.notes.push_back("the base profile '" + base.name + "' is itself calibrated" +
+                        (base.source_file.empty() ? "" : " (" + base.source_file + ")") +
+                        ": pass the published file (hwprofiles/profiles/" + base.name +
+                        ".json) to start afresh");
+  }
+  check_same_gpu(c);
+  set_provenance(c);
+  fit_gemm(c);
+  fit_grouped_gemm(c);
+  fit_attention(c);
+  fit_memory(c);
+  fit_collectives(c);
+  fit_contention(c);
+  fit_launch(c);
+  use_traces(c);
+  for (const std::string& ignored : b.ignored) out.notes.push_back(ignored + ": not used (no profile field)");
+
+  hw::Provenance& prov = out.profile.provenance;
+  std::vector<std::string> sources = c.tags.lines();
+  sources.push_back(
+      "[C0] moesim calibrate: fit rules in calibrate/include/moesim/calibrate/Calibrator.hpp; "
+      "parts not measured keep the base profile '" +
+      base.name + "' and its sources below");
+  for (const std::string& s : base.provenance.sources) sources.push_back(s);
+  prov.sources = sources;
+  std::string parts;
+  for (const std::string& s : c.calibrated_parts) parts += (parts.empty() ? "" : ", ") + s;
+  out.profile.description = base.description + " Calibrated on " + prov.device + " (" + prov.date +
+                            "): " + parts + "; everything else as in the base profile.";
+  out.profile.source_file = "<calibrated " + base.name + ">";
+  hw::validate(out.profile);
+  out.profile.source_file.clear();
+  return out;
+}
+
+std::string format_residuals(const CalibrationResult& result) {
+  std::ostringstream o;
+  char line[512];
+  std::snprintf(line, sizeof line, "# %-26s %6s %9s %9s  %s\n", "table", "points", "max_err", "mean_err",
+                "compared");
+  o << line;
+  std::snprintf(line, sizeof line, "# %-26s %6s %9s %9s  %s\n", "", "", "(%)", "(%)", "");
+  o << line;
+  double worst = 0;
+  for (const Residual& r : result.residuals) {
+    std::snprintf(line, sizeof line, "# %-26s %6d %9.2f %9.2f  %s\n", r.table.c_str(), r.points,
+                  r.max_rel * 100, r.mean_rel * 100, r.note.c_str());
+    o << line;
+    worst = std::max(worst, r.max_rel);
+  }
+  std::snprintf(line, sizeof line, "# %zu tables fitted, largest residual %.2f%%\n", result.residuals.size(),
+                worst * 100);
+  o << line;
+  for (const std::string& note : result.notes) o << "# note: " << note << "\n";
+  return o.str();
+}
+
+}  // namespace moesim::calibrate

@@ -1,0 +1,193 @@
+// calibrate(): measured parts replace the base profile's, with hand-computed expectations.
+#include "moesim/calibrate/Calibrator.hpp"
+
+#include <gtest/gtest.h>
+
+#include "moesim/calibrate/ProfileText.hpp"
+#include "moesim/common/Error.hpp"
+#include "moesim/hwprofiles/ProfileLoader.hpp"
+
+namespace moesim::calibrate {
+namespace {
+
+const std::string kData = MOESIM_CALIBRATE_TEST_DATA;
+
+// A small switch-fabric profile: 100 SMs, bf16 1000 TF/s x sustained 0.5 = 500 TF/s, fp8 twice that;
+// fabric port 18 x 20 GB/s = 360 GB/s.
+hw::HwProfile base_profile() {
+  return hw::profile_from_json(nlohmann::json::parse(R"({
+  "schema_version": 1, "name": "testgpu", "description": "test node.",
+  "provenance": {"kind": "published", "sources": ["[T1] test"]},
+  "gpu": {"name": "TestGPU", "sm_count": 100, "peak_clock_mhz": 1000, "max_boost_clock_mhz": 1200,
+          "sustained_clock_factor": 0.5, "peak_tflops": {"bf16": 1000, "fp8": 2000},
+          "hbm_GB": 80, "hbm_bw_GBps": 2000, "l2_MiB": 40, "llc_MiB": 0, "launch_overhead_us": 4,
+          "graph_launch_overhead_us": 5, "graph_node_overhead_us": 1, "kernel_min_us": 2, "source": "test"},
+  "efficiency": {
+    "gemm": {"m": [16, 256], "min_nk": [1024, 4096], "value": [[0.3, 0.3], [0.3, 0.3]], "source": "test"},
+    "gemm_dtype_factor": {"fp8": 0.5}, "grouped_gemm_factor": 0.8,
+    "attention_fwd": {"seq": [1024, 4096], "value": [0.4, 0.6], "source": "test"}, "attention_bwd_factor": 0.5,
+    "memory": {"bytes": [1048576, 16777216], "value": [0.3, 0.9], "source": "test"}, "source": "test"},
+  "node": {"gpus_per_node": 8, "fabric": {"type": "switch", "link_bw_GBps": 25, "usable_link_bw_GBps": 20,
+           "links_per_gpu": 18, "per_gpu_bw_GBps": 450, "latency_us": 2, "source": "test"}},
+  "network": {"nics_per_node": 8, "nic_gbps": 400, "nic_usable_GBps": 48, "latency_us": 10, "max_nodes": 4,
+              "source": "test"},
+  "collectives": [
+    {"kind": "all_to_all", "scope": "intra", "gpus": 2, "algorithm": "direct", "step_latency_us": 5,
+     "busbw": [{"bytes": 1048576, "GBps": 40}], "source": "base a2a"}],
+  "contention": {"comm_sms": 16, "compute_slowdown_with_comm": 1.05, "comm_slowdown_with_compute": 1.1,
+                 "hbm_interference": 1.0, "source": "base"}})"),
+                               "testgpu.json");
+}
+
+RunInfo run(const std::string& file, const std::string& benchmark, int gpus) {
+  RunInfo r;
+  r.file = file;
+  r.benchmark = benchmark;
+  r.start_time = "2026-11-21T10:00:00Z";
+  r.gpu_api = "CUDA";
+  r.driver = "580.1";
+  r.driver_api = "13.0";
+  r.runtime = "13.0";
+  r.libraries = {{"cuBLASLt", "13.1.0"}};
+  r.gpu_name = "TestGPU";
+  r.gpu_arch = "sm_90";
+  r.gpu_count = gpus;
+  r.sm_count = 100;
+  return r;
+}
+
+// The time of an m x n x k GEMM at `efficiency` of a `sustained` FLOP/s peak.
+double gemm_time(double m, double n, double k, double efficiency, double sustained) {
+  return 2 * m * n * k / (efficiency * sustained);
+}
+
+CalibrationInputs inputs() {
+  CalibrationInputs in;
+  BenchResults& b = in.bench;
+  b.runs = {run("gemm.json", "gemm", 1), run("coll.json", "collectives", 2),
+            run("cont.json", "contention", 2), run("launch.json", "launch", 1)};
+  // bf16 at the four grid nodes: efficiencies 0.1 0.2 / 0.5 0.8 of 500 TF/s.
+  const double bf16 = 500e12, fp8 = 1000e12;
+  b.gemm = {{"a", 16, 1024, 1024, "bf16", gemm_time(16, 1024, 1024, 0.1, bf16)},
+            {"b", 16, 4096, 8192, "bf16", gemm_time(16, 4096, 8192, 0.2, bf16)},
+            {"c", 256, 8192, 1024, "bf16", gemm_time(256, 8192, 1024, 0.5, bf16)},
+            {"d", 256, 4096, 4096, "bf16", gemm_time(256, 4096, 4096, 0.8, bf16)},
+            // fp8 at (256, 4096): 0.72 of the fp8 peak where the bf16 table says 0.8 -> factor 0.9
+            {"d8", 256, 4096, 4096, "fp8", gemm_time(256, 4096, 4096, 0.72, fp8)}};
+  // all_to_all on 2 GPUs: alpha 10 us; 8 MiB at 30 us -> 4194304 B / 20 us = 209.7152 GB/s.
+  b.collectives = {{"all_to_all", 2, 1, 1024, 10e-6, "coll.json"},
+                   {"all_to_all", 2, 1, 8388608, 30e-6, "coll.json"}};
+  ContentionCase capped;  // 10 CTAs, collective longer than the GEMM: 1.1 x 100/90 -> r = 1.1
+  capped.comm = "all_to_all";
+  capped.bytes = 512.0 * 1048576;
+  capped.ctas = 10;
+  capped.ranks = 2;
+  capped.gemm_m = 4096;
+  capped.gemm_n = 4096;
+  capped.gemm_k = 4096;
+  capped.gemm_alone_s = 1000e-6;
+  capped.gemm_with_comm_s = 1000e-6 * 1.1 * 100 / 90;
+  capped.comm_alone_s = 2000e-6;
+  capped.comm_with_gemm_s = 2400e-6;
+  capped.file = "cont.json";
+  ContentionCase spans = capped;  // default CTAs, spans the GEMM: 1.375 = 1.1 x 100/(100 - c) -> c = 20
+  spans.ctas = 0;
+  spans.gemm_with_comm_s = 1375e-6;
+  ContentionCase short_comm = spans;  // default CTAs, shorter than the GEMM: s = (1000 - 10) / (200 - 10)
+  short_comm.bytes = 64.0 * 1048576;
+  short_comm.comm_alone_s = 200e-6;
+  short_comm.comm_with_gemm_s = 1000e-6;
+  short_comm.gemm_with_comm_s = 1050e-6;
+  b.contention = {capped, spans, short_comm};
+  b.launch = {{"launch_host", 4.2e-6},     {"launch_host", 4.4e-6},       {"graph_host_1", 1.25e-6},
+              {"graph_device_10", 0.6e-6}, {"graph_device_1000", 0.5e-6}, {"launch_device", 1.3e-6}};
+  return in;
+}
+
+TEST(Calibrator, FitsEveryMeasuredPart) {
+  const CalibrationResult r = calibrate(base_profile(), inputs());
+  const hw::HwProfile& p = r.profile;
+  // GEMM grid: each node measured once.
+  EXPECT_EQ(p.efficiency.gemm.value, (std::vector<std::vector<double>>{{0.1, 0.2}, {0.5, 0.8}}));
+  EXPECT_DOUBLE_EQ(p.efficiency.gemm_dtype_factor.at("fp8"), 0.9);
+  // Collective: replaced in place, 10 us one step, 209.7152 GB/s rounded to 4 digits.
+  ASSERT_EQ(p.collectives.size(), 1u);
+  const hw::CollectiveTable& t = p.collectives[0];
+  EXPECT_EQ(t.gpus, 2);
+  EXPECT_DOUBLE_EQ(t.step_latency_s, 10e-6);
+  EXPECT_EQ(t.bytes, std::vector<double>{8388608});
+  EXPECT_DOUBLE_EQ(t.busbw_Bps[0], 209.7e9);
+  // Contention: r = 1.1, comm_sms = 20, s = 990 / 190 = 5.2105 -> 5.211 (latency = 1 step x 10 us).
+  EXPECT_DOUBLE_EQ(p.contention.compute_slowdown_with_comm, 1.1);
+  EXPECT_EQ(p.contention.comm_sms, 20);
+  EXPECT_DOUBLE_EQ(p.contention.comm_slowdown_with_compute, 5.211);
+  EXPECT_NE(p.contention.source.find("4096x4096x4096 bf16 GEMM"), std::string::npos) << p.contention.source;
+  // Launch: medians of the p50s; the largest graph gives the per-node cost.
+  EXPECT_DOUBLE_EQ(p.gpu.launch_overhead_s, 4.3e-6);
+  EXPECT_DOUBLE_EQ(p.gpu.graph_launch_overhead_s, 1.25e-6);
+  EXPECT_DOUBLE_EQ(p.gpu.graph_node_overhead_s, 0.5e-6);
+  EXPECT_DOUBLE_EQ(p.gpu.kernel_min_s, 1.3e-6);
+  // Not measured: kept.
+  EXPECT_EQ(p.efficiency.attention_fwd.value, (std::vector<double>{0.4, 0.6}));
+  EXPECT_DOUBLE_EQ(p.efficiency.grouped_gemm_factor, 0.8);
+  // Provenance.
+  EXPECT_EQ(p.provenance.kind, hw::ProvenanceKind::CALIBRATED);
+  EXPECT_EQ(p.provenance.date, "2026-11-21");
+  EXPECT_EQ(p.provenance.device, "2x TestGPU (sm_90, 100 SMs)");
+  EXPECT_EQ(p.provenance.driver, "580.1 (CUDA driver API 13.0, runtime 13.0)");
+  EXPECT_EQ(p.provenance.libraries, "cuBLASLt 13.1.0");
+  EXPECT_EQ(p.provenance.sources.front(), "[C1] gemm.json: gemm on 1x TestGPU, 2026-11-21T10:00:00Z");
+  EXPECT_EQ(p.provenance.sources.back(), "[T1] test");
+  // The residuals: the GEMM table reproduces its own nodes exactly.
+  ASSERT_FALSE(r.residuals.empty());
+  EXPECT_EQ(r.residuals[0].table, "gemm bf16");
+  EXPECT_EQ(r.residuals[0].points, 4);
+  EXPECT_NEAR(r.residuals[0].max_rel, 0, 1e-9);
+  const std::string report = format_residuals(r);
+  for (std::size_t at = 0; at < report.size(); at = report.find('\n', at) + 1)
+    EXPECT_EQ(report[at], '#') << report;
+}
+
+TEST(Calibrator, SameInputsSameText) {
+  EXPECT_EQ(profile_text(calibrate(base_profile(), inputs()).profile),
+            profile_text(calibrate(base_profile(), inputs()).profile));
+  // The text loads back as a valid profile with the same numbers.
+  const std::string text = profile_text(calibrate(base_profile(), inputs()).profile);
+  const hw::HwProfile back = hw::profile_from_json(nlohmann::json::parse(text), "back.json");
+  EXPECT_EQ(back.contention.comm_sms, 20);
+  EXPECT_EQ(back.efficiency.gemm.value, (std::vector<std::vector<double>>{{0.1, 0.2}, {0.5, 0.8}}));
+}
+
+TEST(Calibrator, NcclTestsLogAddsAnEightGpuTable) {
+  CalibrationInputs in;
+  in.nccl_tests.push_back(load_nccl_tests_log(kData + "/all_reduce_perf_8xh100.log"));
+  const CalibrationResult r = calibrate(base_profile(), in);
+  const hw::CollectiveTable& t =
+      r.profile.collective_table(hw::CollectiveKind::ALL_REDUCE, 8, hw::CollectiveScope::INTRA);
+  EXPECT_EQ(t.gpus, 8);
+  EXPECT_DOUBLE_EQ(t.step_latency_s, 1e-6);
+  // 114.688 / 200.0009 / 349.9836 / 359.9985 GB/s (NcclTestsLog_test), 4 digits; the port cap 360 GB/s is not
+  // hit.
+  EXPECT_EQ(t.busbw_Bps, (std::vector<double>{114.7e9, 200.0e9, 350.0e9, 360.0e9}));
+  EXPECT_EQ(r.profile.provenance.libraries, "nccl-tests 2.13.10, NCCL 2.21.5");
+  EXPECT_EQ(r.profile.provenance.device, "8x NVIDIA H100 80GB HBM3");
+}
+
+TEST(Calibrator, RefusesAnotherGpuAndEmptyInputs) {
+  CalibrationInputs in = inputs();
+  in.bench.runs[0].sm_count = 132;
+  in.bench.runs[0].gpu_name = "NVIDIA H200";
+  try {
+    calibrate(base_profile(), in);
+    FAIL();
+  } catch (const ConfigError& e) {
+    EXPECT_EQ(
+        std::string(e.what()),
+        "gemm.json: /gpus/0/multiprocessors = 132: measured on NVIDIA H200, but the base profile 'testgpu' "
+        "describes TestGPU with 100 SMs");
+  }
+  EXPECT_THROW(calibrate(base_profile(), CalibrationInputs{}), ConfigError);
+}
+
+}  // namespace
+}  // namespace moesim::calibrate

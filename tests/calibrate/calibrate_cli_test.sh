@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# `moesim calibrate` / `moesim bench` from the command line: exit codes and one-line errors.
+#   calibrate_cli_test.sh MOESIM WORK_DIR DATA_DIR
+set -u
+moesim=$1 work=$2 data=$3
+rm -rf "$work" && mkdir -p "$work"
+fail=0
+expect() {  # expect NAME CODE PATTERN -- COMMAND...
+  local name=$1 code=$2 pattern=$3
+  shift 4
+  "$@" > "$work/out" 2> "$work/err"
+  local got=$?
+  if [[ $got -ne $code ]]; then echo "FAIL $name: exit $got, expected $code"; cat "$work/err"; fail=1; return; fi
+  if [[ -n "$pattern" ]] && ! grep -qE "$pattern" "$work/err" "$work/out"; then
+    echo "FAIL $name: no match for '$pattern'"; cat "$work/out" "$work/err"; fail=1; return
+  fi
+  if [[ $code -eq 2 && $(wc -l < "$work/err") -ne 1 ]]; then echo "FAIL $name: error is not one line"; cat "$work/err"; fail=1; fi
+}
+
+# A truncated nccl-tests row: the error names the file and the line.
+head -20 "$data/all_reduce_perf_8xh100.log" > "$work/all_reduce_perf.log"
+echo "    16777216       4194304     float     sum      -1    97.89  171.39" >> "$work/all_reduce_perf.log"
+expect bad_log 2 "all_reduce_perf.log:21: expected 13 columns" -- \
+  "$moesim" calibrate --nccl-tests "$work/all_reduce_perf.log" --base h100 --out "$work/p.json"
+# Broken JSON results: file and line.
+printf '{\n "schema_version": 1,\n "tool": "moesim-kernels"\n "benchmark": "gemm"}\n' > "$work/gemm.json"
+expect bad_json 2 "gemm.json:4: invalid JSON" -- \
+  "$moesim" calibrate --from "$work/gemm.json" --base h100 --out "$work/p.json"
+expect no_inputs 2 "nothing to fit" -- "$moesim" calibrate --base h100 --out "$work/p.json"
+# A good log: residual table on stdout ('#' lines), the profile written, never overwritten.
+expect good 0 "^# all_reduce intra 8 " -- \
+  "$moesim" calibrate --nccl-tests "$data/all_reduce_perf_8xh100.log" --base h100 --out "$work/p.json"
+expect second 0 "wrote .*p.json.1" -- \
+  "$moesim" calibrate --nccl-tests "$data/all_reduce_perf_8xh100.log" --base h100 --out "$work/p.json"
+cmp -s "$work/p.json" "$work/p.json.1" || { echo "FAIL: same inputs, different files"; fail=1; }
+grep -v '^#' "$work/out" && { echo "FAIL: a residual line without '#'"; fail=1; }
+"$moesim" simulate --help > /dev/null || fail=1
+# bench in a build without GPU programs: exit 2 and say how to configure.
+if [[ ! -x "$(dirname "$moesim")/../kernels/launch_bench" ]]; then
+  expect bench_no_gpu 2 "MOESIM_GPU_BACKEND=CUDA" -- "$moesim" bench --out "$work/bench.json"
+fi
+expect bench_bad_suite 2 "" -- "$moesim" bench --suite gemm --kernels-dir "$work" --out "$work/bench.json"
+exit $fail

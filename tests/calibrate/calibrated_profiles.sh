@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# The exact `moesim calibrate` commands that produce the committed calibrated profiles from the
+# committed raw data (data/calibration/), run from the repository root.
+#
+#   tests/calibrate/calibrated_profiles.sh MOESIM OUT_DIR           write OUT_DIR/h100.calibrated.json, h200...
+#   tests/calibrate/calibrated_profiles.sh MOESIM OUT_DIR --check   ... and compare them byte for byte with
+#                                                                   hwprofiles/profiles/*.calibrated.json
+# To refresh the committed profiles: remove them, then run with OUT_DIR=hwprofiles/profiles.
+set -euo pipefail
+moesim=$(realpath "$1")
+out=$(realpath -m "$2")
+check=${3:-}
+cd "$(dirname "$0")/../.."
+mkdir -p "$out"
+
+h100=data/calibration/2026-11-21-nvidia-h100-x1
+h200=data/calibration/2026-11-21-nvidia-h200-x4
+rm -f "$out/h100.calibrated.json" "$out/h200.calibrated.json"
+"$moesim" calibrate --base hwprofiles/profiles/h100.json --out "$out/h100.calibrated.json" \
+  --from $h100/gemm.json $h100/grouped_gemm.json $h100/attention.json $h100/torch_sdpa.json $h100/memory.json \
+         $h100/contention1.json $h100/launch.json
+"$moesim" calibrate --base hwprofiles/profiles/h200.json --out "$out/h200.calibrated.json" \
+  --from $h200/gemm.json $h200/grouped_gemm.json $h200/attention.json $h200/torch_sdpa.json $h200/memory.json \
+         $h200/collectives2.json $h200/collectives4.json $h200/contention2.json $h200/contention4.json \
+         $h200/contention4_priority.json $h200/launch.json $h200/launch_call2.json
+
+if [[ "$check" == "--check" ]]; then
+  status=0
+  for name in h100 h200; do
+    if cmp "$out/$name.calibrated.json" "hwprofiles/profiles/$name.calibrated.json"; then
+      echo "calibrated_profiles: $name.calibrated.json reproduced byte for byte"
+    else
+      diff "$out/$name.calibrated.json" "hwprofiles/profiles/$name.calibrated.json" | head -20
+      status=1
+    fi
+  done
+  exit $status
+fi
