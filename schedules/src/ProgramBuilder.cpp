@@ -136,22 +136,7 @@ models::OpContext ProgramBuilder::context(LayerOp op) const {
 }
 
 OpId ProgramBuilder::compute(int layer, LayerOp op, Pass pass, std::vector<OpId> deps) {
-  auto kernels = models::layer_op_kernels(s_.model, op, pass, context(op));
-  OpId last = NO_OP;
-  for (const auto& k : kernels) {
-    if (last == NO_OP) {
-      deps.insert(deps.end(), pending_waits_.begin(), pending_waits_.end());
-      pending_waits_.clear();
-      std::erase(deps, NO_OP);
-    } else {
-      deps.clear();
-    }
-    last = program_.add_kernel(rank_, COMPUTE, "L" + std::to_string(layer) + "." + k.name, category(op),
-                               kernel_work(s_.hw, k, s_.workload.dtype), launch_ns_, deps);
-    flops_[rank_] += k.flops;
-  }
-  if (last != NO_OP) last_compute_ = last;
-  return last;
+  return compute(layer, "", op, pass, context(op), std::move(deps));
 }
 
 OpId ProgramBuilder::compute(int layer, const std::string& tag, LayerOp op, Pass pass,
