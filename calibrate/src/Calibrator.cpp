@@ -282,7 +282,40 @@ double attention_forward_flops(const AttentionCase& a) {
          static_cast<double>(a.d_qk + a.d_v);
 }
 
+// The layer runner computes attention unfused; its validation needs that implementation's own curve.
+void fit_unfused_attention(Context& c) {
+  hw::HwProfile& p = c.out.profile;
+  const double sustained = p.sustained_peak_flops("bf16");
+  std::map<std::int64_t, std::vector<double>> by_seq;
+  for (const AttentionCase& a : c.in.bench.attention) {
+    if (a.impl == "unfused" && a.forward)
+      by_seq[a.seq_len].push_back(attention_forward_flops(a) / a.time_s / sustained);
+  }
+  if (by_seq.empty()) return;
+  hw::EfficiencyCurve& curve = p.efficiency.attention_unfused_fwd;
+  curve = {};
+  ErrorSummary residual;
+  for (const auto& [seq, effs] : by_seq) {
+    curve.x.push_back(static_cast<double>(seq));
+    curve.value.push_back(round4(geometric_mean(effs)));
+  }
+  for (const AttentionCase& a : c.in.bench.attention) {
+    if (a.impl != "unfused" || !a.forward) continue;
+    const double model =
+        p.attention_efficiency(a.seq_len, hw::AttentionPass::FORWARD, hw::AttentionImpl::UNFUSED);
+    residual.add(attention_forward_flops(a) / (sustained * model), a.time_s);
+  }
+  add_residual(c, "attention fwd (unfused)", residual, "time vs the attention_unfused_fwd curve");
+  curve.source = "Unfused causal attention forward (cuBLASLt QK^T, causal softmax, PV) of attention_bench " +
+                 files_tags(c, "attention") +
+                 ", p50, the implementation the in-tree layer runner uses: efficiency " +
+                 "= 2 x BH x (L^2/2) x (d_qk + d_v) / (time x " + num(sustained / 1e12, 4) +
+                 " TF/s), geometric mean over head dims at each measured L; clamped outside L " +
+                 num(curve.x.front(), 6) + ".." + num(curve.x.back(), 6) + ".";
+}
+
 void fit_attention(Context& c) {
+  fit_unfused_attention(c);
   hw::HwProfile& p = c.out.profile;
   const bool have_torch = std::any_of(c.in.bench.attention.begin(), c.in.bench.attention.end(),
                                       [](const AttentionCase& a) { return a.impl.rfind("torch:", 0) == 0; });
@@ -430,10 +463,13 @@ struct GroupKey {
   CollectiveKind kind;
   CollectiveScope scope;
   int gpus;
+  bool copy_engine = false;  ///< collectives_bench's ce_all_to_all (cudaMemcpyPeerAsync)
   bool operator<(const GroupKey& o) const {
-    return std::tie(scope, gpus, kind) < std::tie(o.scope, o.gpus, o.kind);
+    return std::tie(scope, gpus, kind, copy_engine) < std::tie(o.scope, o.gpus, o.kind, o.copy_engine);
   }
 };
+
+constexpr const char* kCopyEngineAllToAll = "ce_all_to_all";
 
 std::string nvls_note(const Context& c) {
   for (const RunInfo& r : c.in.bench.runs) {
@@ -453,7 +489,8 @@ void fit_collectives(Context& c) {
   std::map<GroupKey, std::vector<const CollectiveCase*>> groups;
   std::map<std::string, int> other_ops;
   for (const CollectiveCase& k : cases) {
-    auto kind = profile_kind(k.op);
+    const bool copy_engine = k.op == kCopyEngineAllToAll;
+    auto kind = copy_engine ? std::optional(CollectiveKind::ALL_TO_ALL) : profile_kind(k.op);
     if (!kind) {
       ++other_ops[k.op];
       continue;
@@ -466,7 +503,7 @@ void fit_collectives(Context& c) {
                             std::to_string(p.node.gpus_per_node) + " GPUs");
     }
     if (k.ranks < 2) continue;
-    groups[{*kind, scope, k.ranks}].push_back(&k);
+    groups[{*kind, scope, k.ranks, copy_engine}].push_back(&k);
   }
   for (const auto& [op, count] : other_ops) {
     c.out.notes.push_back(op + ": " + std::to_string(count) +
@@ -480,13 +517,14 @@ void fit_collectives(Context& c) {
       points.push_back({k->bytes, k->time_s});
       files.insert(k->file);
     }
-    const bool has_base = p.has_collective(key.kind, key.scope) &&
-                          p.collective_table(key.kind, key.gpus, key.scope).gpus == key.gpus;
+    const bool ce = key.copy_engine;
+    const bool has_base = p.has_collective(key.kind, key.scope, ce) &&
+                          p.collective_table(key.kind, key.gpus, key.scope, ce).gpus == key.gpus;
     const double fallback =
-        p.has_collective(key.kind, key.scope) ? p.step_latency_s(key.kind, key.gpus, key.scope) : 0.0;
+        p.has_collective(key.kind, key.scope, ce) ? p.step_latency_s(key.kind, key.gpus, key.scope, ce) : 0.0;
     const CollectiveFit fit = fit_collective(key.kind, key.gpus, points, fallback);
-    const std::string name =
-        hw::to_string(key.kind) + " " + hw::to_string(key.scope) + " " + std::to_string(key.gpus);
+    const std::string name = std::string(ce ? "copy-engine " : "") + hw::to_string(key.kind) + " " +
+                             hw::to_string(key.scope) + " " + std::to_string(key.gpus);
     if (fit.bytes.empty()) {
       c.out.notes.push_back(name + ": no size with a transfer share >= 10% of its time; " +
                             (has_base ? "the base table stays" : "no table written"));
@@ -496,8 +534,9 @@ void fit_collectives(Context& c) {
     table.kind = key.kind;
     table.scope = key.scope;
     table.gpus = key.gpus;
-    table.algorithm = key.kind == CollectiveKind::ALL_TO_ALL ? hw::CollectiveAlgorithm::DIRECT
-                                                             : hw::CollectiveAlgorithm::RING;
+    table.algorithm = ce                                       ? hw::CollectiveAlgorithm::COPY_ENGINE
+                      : key.kind == CollectiveKind::ALL_TO_ALL ? hw::CollectiveAlgorithm::DIRECT
+                                                               : hw::CollectiveAlgorithm::RING;
     table.step_latency_s = round_significant(fit.step_latency_s, kDigits);
     table.bytes = fit.bytes;
     // The engine never moves a collective's bus bytes faster than the GPU's fabric port (usable link rate x
@@ -538,7 +577,8 @@ void fit_collectives(Context& c) {
     table.source = source;
     bool replaced = false;
     for (auto& existing : p.collectives) {
-      if (existing.kind == key.kind && existing.scope == key.scope && existing.gpus == key.gpus) {
+      if (existing.kind == key.kind && existing.scope == key.scope && existing.gpus == key.gpus &&
+          (existing.algorithm == hw::CollectiveAlgorithm::COPY_ENGINE) == ce) {
         existing = table;
         replaced = true;
       }
@@ -546,7 +586,7 @@ void fit_collectives(Context& c) {
     if (!replaced) p.collectives.push_back(table);
     ErrorSummary e;
     for (const SizeTime& s : points)
-      e.add(p.collective_time_s(key.kind, key.gpus, key.scope, s.bytes), s.time_s);
+      e.add(p.collective_time_s(key.kind, key.gpus, key.scope, s.bytes, ce), s.time_s);
     add_residual(
         c, name, e,
         "time vs steps x latency + bus_bytes / busbw over all " + std::to_string(points.size()) + " sizes");

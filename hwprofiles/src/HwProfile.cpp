@@ -87,8 +87,13 @@ double HwProfile::achieved_gemm_flops(const std::string& dtype, std::int64_t m, 
   return sustained_peak_flops(dtype) * gemm_efficiency(m, n, k) * gemm_dtype_factor(dtype);
 }
 
-double HwProfile::attention_efficiency(std::int64_t seq, AttentionPass pass) const {
-  const auto& curve = efficiency.attention_fwd;
+double HwProfile::attention_efficiency(std::int64_t seq, AttentionPass pass, AttentionImpl impl) const {
+  if (impl == AttentionImpl::UNFUSED && efficiency.attention_unfused_fwd.x.empty()) {
+    throw ConfigError(source_file.empty() ? name : source_file, "/efficiency/attention_unfused_fwd",
+                      "is missing: unfused attention needs a curve calibrated from attention_bench results");
+  }
+  const auto& curve =
+      impl == AttentionImpl::UNFUSED ? efficiency.attention_unfused_fwd : efficiency.attention_fwd;
   double forward = interpolate_log_x(curve.x, curve.value, as_axis(seq));
   return pass == AttentionPass::FORWARD ? forward : forward * efficiency.attention_bwd_factor;
 }
@@ -110,17 +115,24 @@ double HwProfile::network_bw_per_gpu_Bps() const {
   return network.nics_per_node * network.nic_usable_bw_Bps / node.gpus_per_node;
 }
 
-bool HwProfile::has_collective(CollectiveKind kind, CollectiveScope scope) const {
+namespace {
+bool matches(const CollectiveTable& t, CollectiveKind kind, CollectiveScope scope, bool copy_engine) {
+  return t.kind == kind && t.scope == scope &&
+         (t.algorithm == CollectiveAlgorithm::COPY_ENGINE) == copy_engine;
+}
+}  // namespace
+
+bool HwProfile::has_collective(CollectiveKind kind, CollectiveScope scope, bool copy_engine) const {
   return std::any_of(collectives.begin(), collectives.end(),
-                     [&](const CollectiveTable& t) { return t.kind == kind && t.scope == scope; });
+                     [&](const CollectiveTable& t) { return matches(t, kind, scope, copy_engine); });
 }
 
-const CollectiveTable& HwProfile::collective_table(CollectiveKind kind, int gpus,
-                                                   CollectiveScope scope) const {
+const CollectiveTable& HwProfile::collective_table(CollectiveKind kind, int gpus, CollectiveScope scope,
+                                                   bool copy_engine) const {
   const CollectiveTable* smallest_fitting = nullptr;
   const CollectiveTable* largest = nullptr;
   for (const auto& table : collectives) {
-    if (table.kind != kind || table.scope != scope) continue;
+    if (!matches(table, kind, scope, copy_engine)) continue;
     if (table.gpus >= gpus && (!smallest_fitting || table.gpus < smallest_fitting->gpus))
       smallest_fitting = &table;
     if (!largest || table.gpus > largest->gpus) largest = &table;
@@ -128,23 +140,26 @@ const CollectiveTable& HwProfile::collective_table(CollectiveKind kind, int gpus
   if (smallest_fitting) return *smallest_fitting;
   if (largest) return *largest;
   throw ConfigError(source_file, "/collectives",
-                    "has no " + to_string(kind) + " table for scope " + to_string(scope));
+                    "has no " + std::string(copy_engine ? "copy-engine " : "") + to_string(kind) +
+                        " table for scope " + to_string(scope));
 }
 
-double HwProfile::busbw_Bps(CollectiveKind kind, int gpus, CollectiveScope scope, double bytes) const {
-  const auto& table = collective_table(kind, gpus, scope);
+double HwProfile::busbw_Bps(CollectiveKind kind, int gpus, CollectiveScope scope, double bytes,
+                            bool copy_engine) const {
+  const auto& table = collective_table(kind, gpus, scope, copy_engine);
   return interpolate_log_x(table.bytes, table.busbw_Bps, bytes);
 }
 
-double HwProfile::step_latency_s(CollectiveKind kind, int gpus, CollectiveScope scope) const {
-  return collective_table(kind, gpus, scope).step_latency_s;
+double HwProfile::step_latency_s(CollectiveKind kind, int gpus, CollectiveScope scope,
+                                 bool copy_engine) const {
+  return collective_table(kind, gpus, scope, copy_engine).step_latency_s;
 }
 
-double HwProfile::collective_time_s(CollectiveKind kind, int gpus, CollectiveScope scope,
-                                    double bytes) const {
+double HwProfile::collective_time_s(CollectiveKind kind, int gpus, CollectiveScope scope, double bytes,
+                                    bool copy_engine) const {
   if (gpus <= 1) return 0.0;
-  return collective_steps(kind, gpus) * step_latency_s(kind, gpus, scope) +
-         bus_bytes(kind, gpus, bytes) / busbw_Bps(kind, gpus, scope, bytes);
+  return collective_steps(kind, gpus) * step_latency_s(kind, gpus, scope, copy_engine) +
+         bus_bytes(kind, gpus, bytes) / busbw_Bps(kind, gpus, scope, bytes, copy_engine);
 }
 
 int collective_steps(CollectiveKind kind, int gpus) {

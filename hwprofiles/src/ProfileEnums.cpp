@@ -18,12 +18,12 @@ constexpr Spellings<CollectiveKind, 4> kCollectiveKinds{{{CollectiveKind::ALL_TO
                                                          {CollectiveKind::REDUCE_SCATTER, "reduce_scatter"}}};
 constexpr Spellings<CollectiveScope, 2> kScopes{
     {{CollectiveScope::INTRA, "intra"}, {CollectiveScope::INTER, "inter"}}};
-constexpr Spellings<CollectiveAlgorithm, 5> kAlgorithms{
-    {{CollectiveAlgorithm::RING, "ring"},
-     {CollectiveAlgorithm::NVLS, "nvls"},
-     {CollectiveAlgorithm::DIRECT, "direct"},
-     {CollectiveAlgorithm::TREE, "tree"},
-     {CollectiveAlgorithm::HIERARCHICAL, "hierarchical"}}};
+constexpr Spellings<CollectiveAlgorithm, 6> kAlgorithms{{{CollectiveAlgorithm::RING, "ring"},
+                                                         {CollectiveAlgorithm::NVLS, "nvls"},
+                                                         {CollectiveAlgorithm::DIRECT, "direct"},
+                                                         {CollectiveAlgorithm::TREE, "tree"},
+                                                         {CollectiveAlgorithm::HIERARCHICAL, "hierarchical"},
+                                                         {CollectiveAlgorithm::COPY_ENGINE, "copy_engine"}}};
 constexpr Spellings<FabricType, 2> kFabricTypes{{{FabricType::SWITCH, "switch"}, {FabricType::MESH, "mesh"}}};
 constexpr Spellings<ProvenanceKind, 3> kProvenanceKinds{{{ProvenanceKind::DATASHEET, "datasheet"},
                                                          {ProvenanceKind::PUBLISHED, "published"},

@@ -145,6 +145,8 @@ EfficiencySpec parse_efficiency(JsonObject obj) {
   e.gemm_dtype_factor = dtype_map(obj, "gemm_dtype_factor", 1.0);
   e.grouped_gemm_factor = obj.number("grouped_gemm_factor");
   e.attention_fwd = parse_curve(obj.object("attention_fwd"), "seq");
+  if (auto unfused = obj.optional_object("attention_unfused_fwd"))
+    e.attention_unfused_fwd = parse_curve(*unfused, "seq");
   e.attention_bwd_factor = obj.number("attention_bwd_factor");
   e.memory = parse_curve(obj.object("memory"), "bytes");
   e.source = obj.string("source");

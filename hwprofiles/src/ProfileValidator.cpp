@@ -143,6 +143,8 @@ void validate_efficiency(const HwProfile& p, const RuleChecker& check) {
   }
   check.fraction("/efficiency/grouped_gemm_factor", e.grouped_gemm_factor);
   validate_curve(e.attention_fwd, "/efficiency/attention_fwd", "seq", check);
+  if (!e.attention_unfused_fwd.x.empty())
+    validate_curve(e.attention_unfused_fwd, "/efficiency/attention_unfused_fwd", "seq", check);
   check.fraction("/efficiency/attention_bwd_factor", e.attention_bwd_factor);
   validate_curve(e.memory, "/efficiency/memory", "bytes", check);
   check.not_empty("/efficiency/source", e.source);
@@ -221,7 +223,9 @@ void validate_collective(const HwProfile& p, std::size_t index, const RuleChecke
   check.not_empty(base + "/source", t.source);
   for (std::size_t other = 0; other < index; ++other) {
     const CollectiveTable& o = p.collectives[other];
-    if (o.kind == t.kind && o.scope == t.scope && o.gpus == t.gpus) {
+    const bool same_transport = (o.algorithm == CollectiveAlgorithm::COPY_ENGINE) ==
+                                (t.algorithm == CollectiveAlgorithm::COPY_ENGINE);
+    if (o.kind == t.kind && o.scope == t.scope && o.gpus == t.gpus && same_transport) {
       check.fail(base, "duplicates /collectives/" + std::to_string(other) + " (" + to_string(t.kind) + ", " +
                            to_string(t.scope) + ", " + std::to_string(t.gpus) + " GPUs)");
     }

@@ -66,7 +66,7 @@ ordered_json gpu_json(const GpuSpec& g) {
 }
 
 ordered_json efficiency_json(const EfficiencySpec& e) {
-  return {
+  ordered_json out = {
       {"gemm",
        {{"m", e.gemm.m}, {"min_nk", e.gemm.min_nk}, {"value", e.gemm.value}, {"source", e.gemm.source}}},
       {"gemm_dtype_factor", dtype_object(e.gemm_dtype_factor, 1.0)},
@@ -76,6 +76,20 @@ ordered_json efficiency_json(const EfficiencySpec& e) {
       {"attention_bwd_factor", e.attention_bwd_factor},
       {"memory", {{"bytes", e.memory.x}, {"value", e.memory.value}, {"source", e.memory.source}}},
       {"source", e.source}};
+  if (!e.attention_unfused_fwd.x.empty()) {
+    // Written after attention_fwd, where a reader looks for it.
+    ordered_json ordered;
+    for (auto& [key, value] : out.items()) {
+      ordered[key] = value;
+      if (key == "attention_fwd") {
+        ordered["attention_unfused_fwd"] = {{"seq", e.attention_unfused_fwd.x},
+                                            {"value", e.attention_unfused_fwd.value},
+                                            {"source", e.attention_unfused_fwd.source}};
+      }
+    }
+    return ordered;
+  }
+  return out;
 }
 
 ordered_json node_json(const NodeSpec& n) {

@@ -25,8 +25,8 @@ constexpr std::uint64_t kPopularityStream = 0;
 [[noreturn]] void routing_text_error(const std::string& text, const std::string& detail) {
   throw ConfigError("", "--routing",
                     "= \"" + text + "\": " + detail +
-                        "expected balanced, uniform, zipf:S (S > 0) or histogram:FILE.json (a JSON array of "
-                        "per-expert weights)");
+                        "expected balanced, uniform, zipf:S (S > 0), histogram:FILE.json (a JSON array of "
+                        "per-expert weights) or recorded:FILE.json (one array of per-expert slots per rank)");
 }
 
 RoutingSpec read_histogram(const std::string& file) {
@@ -34,7 +34,7 @@ RoutingSpec read_histogram(const std::string& file) {
   if (!document.is_array()) {
     throw ConfigError(file, "", "must be a JSON array of per-expert weights (numbers >= 0)");
   }
-  RoutingSpec spec{RoutingSpec::Kind::HISTOGRAM, 0, {}, file};
+  RoutingSpec spec{RoutingSpec::Kind::HISTOGRAM, 0, {}, file, {}};
   for (std::size_t i = 0; i < document.size(); ++i) {
     const auto& value = document[i];
     if (!value.is_number() || !std::isfinite(value.get<double>()) || value.get<double>() < 0) {
@@ -237,12 +237,49 @@ int experts_per_rank(const RoutingPlan& plan, int ep) {
   return static_cast<int>(experts / static_cast<std::size_t>(ep));
 }
 
+RoutingSpec read_recorded(const std::string& file) {
+  const nlohmann::json document = read_json_file(file);
+  if (!document.is_array() || document.empty()) {
+    throw ConfigError(file, "", "must be a non-empty JSON array with one array of per-expert slots per rank");
+  }
+  RoutingSpec spec{RoutingSpec::Kind::RECORDED, 0, {}, file, {}};
+  for (std::size_t r = 0; r < document.size(); ++r) {
+    const auto& row = document[r];
+    const std::string at = "/" + std::to_string(r);
+    if (!row.is_array()) throw ConfigError(file, at, "must be an array of per-expert slot counts");
+    auto& counts = spec.recorded.emplace_back();
+    for (std::size_t e = 0; e < row.size(); ++e) {
+      if (!row[e].is_number_integer() || row[e].get<std::int64_t>() < 0) {
+        throw ConfigError(file, at + "/" + std::to_string(e),
+                          "= " + row[e].dump() + ": must be an integer >= 0");
+      }
+      counts.push_back(row[e].get<std::int64_t>());
+    }
+  }
+  return spec;
+}
+
+Counts recorded_counts(const RoutingSpec& spec, int rank, std::int64_t tokens, int experts, int top_k) {
+  const std::string file = spec.histogram_file.empty() ? "recorded routing" : spec.histogram_file;
+  const auto& row = spec.recorded[static_cast<std::size_t>(rank)];
+  if (row.size() != static_cast<std::size_t>(experts)) {
+    throw ScheduleError(file + ": rank " + std::to_string(rank) + " has " + std::to_string(row.size()) +
+                        " expert counts but the model has " + std::to_string(experts) + " experts");
+  }
+  const std::int64_t sum = std::accumulate(row.begin(), row.end(), std::int64_t{0});
+  if (sum != tokens * top_k) {
+    throw ScheduleError(file + ": rank " + std::to_string(rank) + " routes " + std::to_string(sum) +
+                        " slots, expected tokens x top_k = " + std::to_string(tokens * top_k));
+  }
+  return row;
+}
+
 }  // namespace
 
 RoutingSpec parse_routing(const std::string& text) {
-  if (text == "balanced") return {RoutingSpec::Kind::BALANCED, 0, {}, ""};
-  if (text == "uniform") return {RoutingSpec::Kind::UNIFORM, 0, {}, ""};
-  const std::string zipf_prefix = "zipf:", histogram_prefix = "histogram:";
+  if (text == "balanced") return {RoutingSpec::Kind::BALANCED, 0, {}, "", {}};
+  if (text == "uniform") return {RoutingSpec::Kind::UNIFORM, 0, {}, "", {}};
+  const std::string zipf_prefix = "zipf:", histogram_prefix = "histogram:", recorded_prefix = "recorded:";
   if (text.rfind(zipf_prefix, 0) == 0) {
     double exponent = 0;
     const char* begin = text.data() + zipf_prefix.size();
@@ -251,10 +288,13 @@ RoutingSpec parse_routing(const std::string& text) {
     if (error != std::errc() || stop != end || !std::isfinite(exponent) || exponent <= 0) {
       routing_text_error(text, "the zipf exponent S must be a number > 0; ");
     }
-    return {RoutingSpec::Kind::ZIPF, exponent, {}, ""};
+    return {RoutingSpec::Kind::ZIPF, exponent, {}, "", {}};
   }
   if (text.rfind(histogram_prefix, 0) == 0 && text.size() > histogram_prefix.size()) {
     return read_histogram(text.substr(histogram_prefix.size()));
+  }
+  if (text.rfind(recorded_prefix, 0) == 0 && text.size() > recorded_prefix.size()) {
+    return read_recorded(text.substr(recorded_prefix.size()));
   }
   routing_text_error(text, "");
 }
@@ -266,6 +306,11 @@ RoutingPlan route_tokens(const RoutingSpec& spec, std::uint64_t seed, int ranks,
   std::vector<double> weights;
   if (spec.kind == RoutingSpec::Kind::ZIPF) weights = zipf_weights(spec.zipf_s, seed, experts);
   if (spec.kind == RoutingSpec::Kind::HISTOGRAM) weights = histogram_weights(spec, experts, top_k);
+  if (spec.kind == RoutingSpec::Kind::RECORDED && spec.recorded.size() != static_cast<std::size_t>(ranks)) {
+    throw ScheduleError(
+        (spec.histogram_file.empty() ? std::string("recorded routing") : spec.histogram_file) + ": has " +
+        std::to_string(spec.recorded.size()) + " source ranks, the run needs " + std::to_string(ranks));
+  }
   const WeightedSampler sampler(weights.empty() ? std::vector<double>(static_cast<std::size_t>(experts), 1.0)
                                                 : weights);
 
@@ -275,6 +320,8 @@ RoutingPlan route_tokens(const RoutingSpec& spec, std::uint64_t seed, int ranks,
     std::mt19937_64 rng = make_stream(seed, static_cast<std::uint64_t>(rank) + 1);
     if (spec.kind == RoutingSpec::Kind::BALANCED) {
       plan.tokens_to_expert.push_back(balanced_counts(rank, tokens_per_rank, experts, top_k));
+    } else if (spec.kind == RoutingSpec::Kind::RECORDED) {
+      plan.tokens_to_expert.push_back(recorded_counts(spec, rank, tokens_per_rank, experts, top_k));
     } else if (spec.kind == RoutingSpec::Kind::UNIFORM) {
       plan.tokens_to_expert.push_back(uniform_counts(rng, tokens_per_rank, experts, top_k));
     } else {

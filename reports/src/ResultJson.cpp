@@ -23,6 +23,8 @@ std::string routing_text(const models::RoutingSpec& r) {
       return "zipf:" + nlohmann::json(r.zipf_s).dump();
     case models::RoutingSpec::Kind::HISTOGRAM:
       return "histogram:" + r.histogram_file;
+    case models::RoutingSpec::Kind::RECORDED:
+      return "recorded:" + (r.histogram_file.empty() ? std::string("(in memory)") : r.histogram_file);
   }
   return "?";
 }

@@ -27,7 +27,8 @@ hw::CollectiveKind to_hw(sim::CollectiveKind kind) {
 }
 }  // namespace
 
-sim::KernelWork kernel_work(const hw::HwProfile& hw, const models::KernelCost& cost, models::DType dtype) {
+sim::KernelWork kernel_work(const hw::HwProfile& hw, const models::KernelCost& cost, models::DType dtype,
+                            hw::AttentionImpl attention) {
   using models::KernelClass;
   const std::string dt = models::to_string(dtype);
   sim::KernelWork w;
@@ -47,7 +48,7 @@ sim::KernelWork kernel_work(const hw::HwProfile& hw, const models::KernelCost& c
       auto pass = cost.name.find(".dgrad") != std::string::npos ? hw::AttentionPass::BACKWARD
                                                                 : hw::AttentionPass::FORWARD;
       rate = hw.sustained_peak_flops(dt) *
-             hw.attention_efficiency(std::max<std::int64_t>(cost.attn_seq, 1), pass);
+             hw.attention_efficiency(std::max<std::int64_t>(cost.attn_seq, 1), pass, attention);
       break;
     }
     case KernelClass::MEMORY:
@@ -89,12 +90,13 @@ sim::Platform make_platform(const hw::HwProfile& hw, int nodes) {
   auto cost = [profile](const sim::CollectiveQuery& q) {
     auto scope = q.spans_nodes ? hw::CollectiveScope::INTER : hw::CollectiveScope::INTRA;
     auto kind = to_hw(q.kind);
-    if (!profile->has_collective(kind, scope)) {
-      throw ScheduleError("profile '" + profile->name + "' has no " + hw::to_string(kind) + " table for " +
-                          hw::to_string(scope) + "-node groups");
+    const bool ce = q.transport == sim::Transport::COPY_ENGINE;
+    if (!profile->has_collective(kind, scope, ce)) {
+      throw ScheduleError("profile '" + profile->name + "' has no " + (ce ? "copy-engine " : "") +
+                          hw::to_string(kind) + " table for " + hw::to_string(scope) + "-node groups");
     }
-    return sim::CollectiveCost{profile->busbw_Bps(kind, q.group_size, scope, std::max(q.bytes, 1.0)),
-                               profile->step_latency_s(kind, q.group_size, scope) * 1e9};
+    return sim::CollectiveCost{profile->busbw_Bps(kind, q.group_size, scope, std::max(q.bytes, 1.0), ce),
+                               profile->step_latency_s(kind, q.group_size, scope, ce) * 1e9};
   };
   return sim::make_platform(topo, gpu, cost);
 }

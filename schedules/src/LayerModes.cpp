@@ -27,12 +27,19 @@ bool sync_splits(const std::map<std::string, std::string>& options) {
   bad_option("sync_splits", it->second, "on or off");
 }
 
+bool copy_engine_transport(const std::map<std::string, std::string>& options) {
+  auto it = options.find("transport");
+  if (it == options.end() || it->second == "nccl") return false;
+  if (it->second == "copy_engine") return true;
+  bad_option("transport", it->second, "nccl or copy_engine");
+}
+
 std::vector<LayerMode> layer_modes(bool farskip, const std::map<std::string, std::string>& options,
                                    int layers) {
   std::string mode = "overlap", parts = "all", which = "all";
   bool shared_overlap = true;
   for (const auto& [key, value] : options) {
-    if (key == "sync_splits") continue;
+    if (key == "sync_splits" || key == "transport") continue;
     if (key == "shared_overlap") {
       if (value != "on" && value != "off") bad_option(key, value, "on or off");
       shared_overlap = value == "on";
@@ -40,7 +47,7 @@ std::vector<LayerMode> layer_modes(bool farskip, const std::map<std::string, std
     }
     if (!farskip) {
       throw ConfigError("", "--opt",
-                        key + ": the regular schedule takes only sync_splits and shared_overlap");
+                        key + ": the regular schedule takes only sync_splits, shared_overlap and transport");
     }
     if (key == "mode") {
       if (value != "overlap" && value != "simple") bad_option(key, value, "overlap or simple");
@@ -52,8 +59,9 @@ std::vector<LayerMode> layer_modes(bool farskip, const std::map<std::string, std
     } else if (key == "layers") {
       which = value;
     } else {
-      throw ConfigError("", "--opt",
-                        key + ": unknown farskip option (mode, parts, layers, sync_splits, shared_overlap)");
+      throw ConfigError(
+          "", "--opt",
+          key + ": unknown farskip option (mode, parts, layers, sync_splits, shared_overlap, transport)");
     }
   }
   std::vector<LayerMode> modes(static_cast<std::size_t>(layers));

@@ -34,6 +34,9 @@ struct ScheduleOptionDoc {
 std::vector<LayerMode> layer_modes(bool farskip, const std::map<std::string, std::string>& options,
                                    int layers);
 
+/** @brief transport=nccl|copy_engine (default nccl): how the Dispatch/Combine all-to-alls move data. */
+bool copy_engine_transport(const std::map<std::string, std::string>& options);
+
 /** @brief sync_splits=on|off (default on): Megatron's host sync before Dispatch. */
 bool sync_splits(const std::map<std::string, std::string>& options);
 

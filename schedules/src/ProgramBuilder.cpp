@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <numeric>
 
+#include "LayerModes.hpp"
 #include "moesim/common/Error.hpp"
 #include "moesim/schedules/CostModel.hpp"
 
@@ -105,7 +106,12 @@ TrafficPlan plan_traffic(const Scenario& s) {
 }
 
 ProgramBuilder::ProgramBuilder(const Scenario& scenario, const TrafficPlan& traffic, sim::Program& program)
-    : s_(scenario), traffic_(traffic), program_(program), launch_ns_(launch_ns(scenario.hw)) {}
+    : s_(scenario),
+      traffic_(traffic),
+      program_(program),
+      launch_ns_(launch_ns(scenario.hw)),
+      all_to_all_transport_(copy_engine_transport(scenario.options) ? sim::Transport::COPY_ENGINE
+                                                                    : sim::Transport::SM_KERNEL) {}
 
 void ProgramBuilder::begin_rank(int rank) {
   rank_ = rank;
@@ -153,7 +159,7 @@ OpId ProgramBuilder::compute(int layer, const std::string& tag, LayerOp op, Pass
       deps.clear();
     }
     last = program_.add_kernel(rank_, COMPUTE, prefix + k.name, category(op),
-                               kernel_work(s_.hw, k, context.dtype), launch_ns_, deps);
+                               kernel_work(s_.hw, k, context.dtype, s_.workload.attention), launch_ns_, deps);
     flops_[rank_] += k.flops;
   }
   if (last != NO_OP) last_compute_ = last;
@@ -197,11 +203,13 @@ sim::CollectiveSpec ProgramBuilder::spec(int layer, Comm which) const {
     case Comm::COMBINE_BWD:  // the gradient of Combine travels like Dispatch: token owners → experts
       c.kind = sim::CollectiveKind::ALL_TO_ALL;
       c.pair_bytes = traffic_.dispatch_bytes;
+      c.transport = all_to_all_transport_;
       break;
     case Comm::COMBINE:
     case Comm::DISPATCH_BWD:
       c.kind = sim::CollectiveKind::ALL_TO_ALL;
       c.pair_bytes = traffic_.combine_bytes;
+      c.transport = all_to_all_transport_;
       break;
     case Comm::ATTN_ALLREDUCE:
     case Comm::MOE_ALLREDUCE:

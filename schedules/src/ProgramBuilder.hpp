@@ -103,6 +103,7 @@ class ProgramBuilder {
   const TrafficPlan& traffic_;
   sim::Program& program_;
   double launch_ns_;
+  sim::Transport all_to_all_transport_;  ///< --opt transport: NCCL kernels or copy-engine peer copies
   int rank_ = 0;
   std::vector<OpId> pending_waits_;
   OpId last_compute_ = NO_OP;

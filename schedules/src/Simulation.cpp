@@ -18,7 +18,10 @@ const std::vector<ScheduleInfo>& schedule_catalog() {
       {"sync_splits", "on|off",
        "Megatron's host sync for the all-to-all split sizes before Dispatch (default on)"},
       {"shared_overlap", "on|off",
-       "unconverted layers run shared experts under Combine (default on; Megatron's default is off)"}};
+       "unconverted layers run shared experts under Combine (default on; Megatron's default is off)"},
+      {"transport", "nccl|copy_engine",
+       "all-to-alls as NCCL/RCCL kernels (default; they hold SMs) or as peer copies by the copy engines (no "
+       "SMs; needs the profile's copy_engine all_to_all tables)"}};
   static const std::vector<ScheduleInfo> catalog = {
       {"regular",
        "Blocking MoE communication: Dispatch/Combine all-to-alls (training) or TP/EP all-reduces (prefill); "

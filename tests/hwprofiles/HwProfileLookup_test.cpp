@@ -139,6 +139,45 @@ TEST(HwProfileLookup, MissingCollectiveIsReported) {
             "tiny.json: /collectives has no all_gather table for scope intra");
 }
 
+TEST(HwProfileLookup, UnfusedAttentionHasItsOwnOptionalCurve) {
+  auto p = tiny_profile();
+  EXPECT_EQ(
+      message_of(
+          [&] { p.attention_efficiency(2048, AttentionPass::FORWARD, moesim::hw::AttentionImpl::UNFUSED); }),
+      "tiny.json: /efficiency/attention_unfused_fwd is missing: unfused attention needs a curve calibrated "
+      "from attention_bench results");
+  auto document = moesim::hw::testing::tiny_profile_document();
+  document["efficiency"]["attention_unfused_fwd"] = {
+      {"seq", {1024, 4096}}, {"value", {0.05, 0.09}}, {"source", "t"}};
+  auto q = moesim::hw::profile_from_json(document, "tiny.json");
+  // 2048 is the log2 midpoint: 0.07; backward x 0.5; the fused curve is untouched (0.5).
+  EXPECT_DOUBLE_EQ(q.attention_efficiency(2048, AttentionPass::FORWARD, moesim::hw::AttentionImpl::UNFUSED),
+                   0.07);
+  EXPECT_DOUBLE_EQ(q.attention_efficiency(2048, AttentionPass::BACKWARD, moesim::hw::AttentionImpl::UNFUSED),
+                   0.035);
+  EXPECT_DOUBLE_EQ(q.attention_efficiency(2048, AttentionPass::FORWARD), 0.5);
+}
+
+TEST(HwProfileLookup, CopyEngineTablesServeOnlyCopyEngineTransfers) {
+  auto document = moesim::hw::testing::tiny_profile_document();
+  document["collectives"].push_back({{"kind", "all_to_all"},
+                                     {"scope", "intra"},
+                                     {"gpus", 2},
+                                     {"algorithm", "copy_engine"},
+                                     {"step_latency_us", 20},
+                                     {"busbw", {{{"bytes", 1048576}, {"GBps", 300}}}},
+                                     {"source", "t"}});
+  auto p = moesim::hw::profile_from_json(document, "tiny.json");
+  const auto a2a = CollectiveKind::ALL_TO_ALL;
+  const auto intra = CollectiveScope::INTRA;
+  EXPECT_DOUBLE_EQ(p.busbw_Bps(a2a, 2, intra, kMiB), 40 * kGB);  // the NCCL table of 2 GPUs
+  EXPECT_DOUBLE_EQ(p.busbw_Bps(a2a, 2, intra, kMiB, true), 300 * kGB);
+  EXPECT_DOUBLE_EQ(p.step_latency_s(a2a, 8, intra, true), 20e-6);  // the only copy-engine table
+  EXPECT_FALSE(p.has_collective(CollectiveKind::ALL_TO_ALL, CollectiveScope::INTER, true));
+  EXPECT_EQ(message_of([&] { p.busbw_Bps(CollectiveKind::ALL_REDUCE, 4, intra, kMiB, true); }),
+            "tiny.json: /collectives has no copy-engine all_reduce table for scope intra");
+}
+
 TEST(HwProfileLookup, FabricAndNetworkRates) {
   auto p = tiny_profile();
   // Mesh: one usable 48 GB/s link per peer, at most 7.

@@ -13,7 +13,8 @@ namespace {
 
 const std::string kFixtures = MOESIM_MODELS_FIXTURES;
 const std::string kAcceptedForms =
-    "expected balanced, uniform, zipf:S (S > 0) or histogram:FILE.json (a JSON array of per-expert weights)";
+    "expected balanced, uniform, zipf:S (S > 0), histogram:FILE.json (a JSON array of per-expert weights) or "
+    "recorded:FILE.json (one array of per-expert slots per rank)";
 
 std::string routing_error(const std::string& text) {
   try {
@@ -67,6 +68,35 @@ TEST(Routing, BadHistogramFilesNameTheFile) {
   } catch (const ConfigError& e) {
     EXPECT_EQ(std::string(e.what()), six.histogram_file + ": has 6 weights but the model has 8 experts");
   }
+}
+
+TEST(Routing, RecordedRoutingIsUsedAsItIs) {
+  const std::string file = kFixtures + "/recorded_2x4.json";  // [[3,1,0,4],[2,2,2,2]]: 4 tokens, top-2
+  const RoutingSpec spec = parse_routing("recorded:" + file);
+  ASSERT_EQ(spec.kind, RoutingSpec::Kind::RECORDED);
+  const RoutingPlan plan = route_tokens(spec, 99, 2, 4, 4, 2, 0);
+  EXPECT_EQ(plan.tokens_to_expert, (std::vector<std::vector<std::int64_t>>{{3, 1, 0, 4}, {2, 2, 2, 2}}));
+  // Dispatch bytes follow the matrix: EP 2 puts experts {0,1} on rank 0 and {2,3} on rank 1.
+  const auto bytes = dispatch_bytes(plan, 2, 10.0);
+  EXPECT_EQ(bytes, (std::vector<std::vector<double>>{{40, 40}, {40, 40}}));
+}
+
+TEST(Routing, RecordedRoutingMustMatchTheRun) {
+  const std::string file = kFixtures + "/recorded_2x4.json";
+  const RoutingSpec spec = parse_routing("recorded:" + file);
+  auto schedule_error = [&](int ranks, std::int64_t tokens, int experts) {
+    try {
+      route_tokens(spec, 1, ranks, tokens, experts, 2, 0);
+    } catch (const ScheduleError& e) {
+      return std::string(e.what());
+    }
+    return std::string();
+  };
+  EXPECT_EQ(schedule_error(3, 4, 4), file + ": has 2 source ranks, the run needs 3");
+  EXPECT_EQ(schedule_error(2, 4, 8), file + ": rank 0 has 4 expert counts but the model has 8 experts");
+  EXPECT_EQ(schedule_error(2, 5, 4), file + ": rank 0 routes 8 slots, expected tokens x top_k = 10");
+  const std::string bad = kFixtures + "/histogram_skewed.json";  // a flat array, not one row per rank
+  EXPECT_EQ(routing_error("recorded:" + bad), bad + ": /0 must be an array of per-expert slot counts");
 }
 
 TEST(Routing, BalancedGivesExactlyEqualLoads) {
@@ -149,7 +179,7 @@ TEST(Routing, CapacityCapsEveryExpert) {
 
 TEST(Routing, CapacityIsSharedFairlyAmongRanks) {
   // Every token wants expert 0 (weights 1, 0; top-1): 3 ranks × 10 tokens = 30 slots for expert 0.
-  RoutingSpec one_hot{RoutingSpec::Kind::HISTOGRAM, 0, {1, 0}, "one-hot"};
+  RoutingSpec one_hot{RoutingSpec::Kind::HISTOGRAM, 0, {1, 0}, "one-hot", {}};
   // Capacity factor 1.0: C = ceil(10·1·3/2) = 15 → 5 per rank, 15 dropped.
   const RoutingPlan even = route_tokens(one_hot, 1, 3, 10, 2, 1, 1.0);
   for (const auto& rank : even.tokens_to_expert) EXPECT_EQ(rank, (std::vector<std::int64_t>{5, 0}));

@@ -80,6 +80,11 @@ struct EfficiencySpec {
   std::map<std::string, double> gemm_dtype_factor;  ///< dtypes absent here use 1.0
   double grouped_gemm_factor = 1.0;
   EfficiencyCurve attention_fwd;  ///< x is the sequence length
+  /**
+   * optional: forward efficiency of UNFUSED attention (separate QKᵀ, softmax and PV kernels, the L×L scores
+   * in HBM), as the in-tree layer runner runs it; empty when the profile has no such measurement
+   */
+  EfficiencyCurve attention_unfused_fwd;
   double attention_bwd_factor = 1.0;
   EfficiencyCurve memory;  ///< x is the bytes a memory-bound kernel moves
   std::string source;      ///< for the scalar factors
@@ -167,8 +172,10 @@ struct HwProfile {
   /** @brief Achieved GEMM FLOP/s: sustained_peak_flops · gemm_efficiency · gemm_dtype_factor. */
   double achieved_gemm_flops(const std::string& dtype, std::int64_t m, std::int64_t n, std::int64_t k) const;
   /** @brief Fraction of the sustained peak an attention kernel reaches; backward = forward ·
-   * attention_bwd_factor. */
-  double attention_efficiency(std::int64_t seq, AttentionPass pass) const;
+   * attention_bwd_factor. UNFUSED reads attention_unfused_fwd (ConfigError naming the profile when it
+   * has none). */
+  double attention_efficiency(std::int64_t seq, AttentionPass pass,
+                              AttentionImpl impl = AttentionImpl::FUSED) const;
   /** @brief Fraction of hbm_bw_Bps a memory-bound kernel moving `bytes` reaches. */
   double memory_efficiency(double bytes) const;
 
@@ -177,20 +184,26 @@ struct HwProfile {
   /** @brief Usable scale-out bandwidth per GPU: nics_per_node · nic_usable_bw_Bps / gpus_per_node. */
   double network_bw_per_gpu_Bps() const;
 
-  /** @brief True when the profile has at least one table for this kind and scope. */
-  bool has_collective(CollectiveKind kind, CollectiveScope scope) const;
+  /**
+   * @brief True when the profile has at least one table for this kind and scope. `copy_engine` selects the
+   * tables of copy-engine transfers (algorithm "copy_engine", cudaMemcpyPeerAsync) instead of the others.
+   */
+  bool has_collective(CollectiveKind kind, CollectiveScope scope, bool copy_engine = false) const;
   /**
    * @brief The table used for a group of `gpus`: the entry with the smallest gpus >= the request,
-   * else the largest. ConfigError when the profile has no table of this kind and scope.
+   * else the largest. ConfigError when the profile has no table of this kind, scope and transport.
    */
-  const CollectiveTable& collective_table(CollectiveKind kind, int gpus, CollectiveScope scope) const;
+  const CollectiveTable& collective_table(CollectiveKind kind, int gpus, CollectiveScope scope,
+                                          bool copy_engine = false) const;
   /** @brief Latency-free bus bandwidth at `bytes`: log-linear in bytes, clamped at the table ends. */
-  double busbw_Bps(CollectiveKind kind, int gpus, CollectiveScope scope, double bytes) const;
+  double busbw_Bps(CollectiveKind kind, int gpus, CollectiveScope scope, double bytes,
+                   bool copy_engine = false) const;
   /** @brief Per-step latency of the table collective_table() picks. */
-  double step_latency_s(CollectiveKind kind, int gpus, CollectiveScope scope) const;
+  double step_latency_s(CollectiveKind kind, int gpus, CollectiveScope scope, bool copy_engine = false) const;
   /** @brief steps · step_latency_s + bus_bytes(kind, gpus, bytes) / busbw_Bps, with `bytes` the nccl-tests
    * size. */
-  double collective_time_s(CollectiveKind kind, int gpus, CollectiveScope scope, double bytes) const;
+  double collective_time_s(CollectiveKind kind, int gpus, CollectiveScope scope, double bytes,
+                           bool copy_engine = false) const;
 };
 
 /** @brief Latency steps of the engine's collective model: 2(n-1) all-reduce, n-1 all-gather/reduce-scatter, 1

@@ -17,7 +17,9 @@ enum class CollectiveKind { ALL_TO_ALL, ALL_REDUCE, ALL_GATHER, REDUCE_SCATTER }
 enum class CollectiveScope { INTRA, INTER };
 
 /** @brief The algorithm a collective table was measured or derived with (informational). */
-enum class CollectiveAlgorithm { RING, NVLS, DIRECT, TREE, HIERARCHICAL };
+/** COPY_ENGINE: peer copies by the DMA engines (cudaMemcpyPeerAsync), no SMs; its tables serve only
+ * copy-engine transfers. */
+enum class CollectiveAlgorithm { RING, NVLS, DIRECT, TREE, HIERARCHICAL, COPY_ENGINE };
 
 /**
  * @brief Intra-node fabric shape. `switch`: every GPU reaches every peer with all its links
@@ -31,6 +33,8 @@ enum class ProvenanceKind { DATASHEET, PUBLISHED, CALIBRATED };
 
 /** @brief Forward or backward attention kernel. */
 enum class AttentionPass { FORWARD, BACKWARD };
+/** @brief How attention is computed: one fused kernel (FlashAttention, cuDNN SDPA) or GEMMs + softmax. */
+enum class AttentionImpl { FUSED, UNFUSED };
 
 /** @brief JSON spelling: "all_to_all", "all_reduce", "all_gather", "reduce_scatter". */
 std::string to_string(CollectiveKind kind);

@@ -22,6 +22,7 @@ struct RoutingSpec {
     UNIFORM,    ///< Each token picks top_k distinct experts uniformly at random.
     ZIPF,       ///< Expert popularity ∝ 1/(r+1)^s over a seed-determined ranking r of the experts.
     HISTOGRAM,  ///< Expert popularity ∝ a recorded per-expert weight.
+    RECORDED,   ///< The exact slots per (source rank, expert) of a real run (e.g. the layer runner's).
   };
   /** @brief Distribution family. */
   Kind kind = Kind::BALANCED;
@@ -29,13 +30,16 @@ struct RoutingSpec {
   double zipf_s = 0;
   /** @brief HISTOGRAM: one non-negative weight per expert, not all zero. */
   std::vector<double> histogram;
-  /** @brief HISTOGRAM: the file the weights came from, for error messages. */
+  /** @brief HISTOGRAM / RECORDED: the file the numbers came from, for error messages. */
   std::string histogram_file;
+  /** @brief RECORDED: [src_rank][expert] token slots, each row summing to tokens_per_rank · top_k. */
+  std::vector<std::vector<std::int64_t>> recorded;
 };
 
 /**
- * @brief Parses `--routing`: `balanced`, `uniform`, `zipf:S` (S > 0) or `histogram:FILE.json`, where
- * FILE holds a JSON array of per-expert weights.
+ * @brief Parses `--routing`: `balanced`, `uniform`, `zipf:S` (S > 0), `histogram:FILE.json`, where
+ * FILE holds a JSON array of per-expert weights, or `recorded:FILE.json`, where FILE holds a JSON array
+ * with one array of per-expert slot counts per source rank (a real run's routing).
  * @throws ConfigError with pointer "--routing" listing the accepted forms for bad text; a
  * ConfigError naming FILE (and the array index) for a bad histogram file.
  */
@@ -58,6 +62,8 @@ struct RoutingPlan {
  *   experts (r·rem + j) mod E, j < rem, so remainders rotate over experts and totals stay within one.
  * - UNIFORM, ZIPF, HISTOGRAM: each token draws top_k distinct experts, one after the other, each
  *   with probability ∝ its weight among the experts it has not chosen yet.
+ * - RECORDED: the spec's matrix as it is; it must have `ranks` rows of `experts` counts, each row
+ *   summing to tokens_per_rank · top_k (ScheduleError otherwise, naming the file).
  * - Capacity (capacity_factor > 0): an expert receives at most C = ceil(capacity_factor·T·k·ranks/E)
  *   slots in total. An over-subscribed expert's C slots are shared max-min fairly among the ranks
  *   that want it (each gets min(demand, level), leftovers one each to the lowest ranks); the rest

@@ -18,7 +18,8 @@ namespace moesim::schedules {
  *   fixed_ns    = the profile's shortest kernel (device-side start and drain)
  *   sm_fraction = output tiles (128×128) / SMs, capped at 1, for GEMMs; 1 otherwise.
  */
-sim::KernelWork kernel_work(const hw::HwProfile& hw, const models::KernelCost& cost, models::DType dtype);
+sim::KernelWork kernel_work(const hw::HwProfile& hw, const models::KernelCost& cost, models::DType dtype,
+                            hw::AttentionImpl attention = hw::AttentionImpl::FUSED);
 
 /** @brief Host time to launch one kernel eagerly (ns). */
 double launch_ns(const hw::HwProfile& hw);

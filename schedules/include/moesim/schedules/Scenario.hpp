@@ -47,6 +47,8 @@ struct Workload {
   std::uint64_t seed = 1;
   double capacity_factor = 0;  ///< <= 0: no capacity limit (dropless)
   int layers = 0;              ///< 0: the model's count; N: the first N layers
+  /** fused (FlashAttention-style, the profile's attention_fwd) or unfused (its attention_unfused_fwd) */
+  hw::AttentionImpl attention = hw::AttentionImpl::FUSED;
 };
 
 /** @brief A complete scenario. */
