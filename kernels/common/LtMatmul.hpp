@@ -72,7 +72,7 @@ class LtMatmul {
   LtMatmul& operator=(const LtMatmul&) = delete;
 
   /** @brief How many algorithms cuBLASLt's heuristic is asked for (autotune() times them all). */
-  static constexpr int kCandidates = 8;
+  static constexpr int kCandidates = 16;
 
   const MatmulShape& shape() const { return shape_; }
   /** @brief Enqueues Y = alpha·A·B; the workspace must hold kWorkspaceBytes. */

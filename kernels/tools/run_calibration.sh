@@ -5,7 +5,9 @@
 #   SUITE: gemm grouped_gemm attention torch_sdpa memory launch persistent persistent2
 #          collectives2 collectives4 contention1 contention2 contention4 contention4_priority
 #          nccl_info4 (NCCL_DEBUG=INFO init log: channels) torch_collectives4 (after collectives4)
-#          torch_gemm (after gemm)   (the digit = GPUs)
+#          torch_gemm (after gemm)   gemm_check (3 alternating rounds of gemm + torch_gemm,
+#          compared best-of-rounds: unlocked clocks move one GEMM's rate by up to ~10%)
+#          (the digit = GPUs)
 #
 # Writes WORK/LABEL/{system.txt, build.log, summary.txt, <suite>.log, <suite>.json} (WORK =
 # $MOESIM_WORK_DIR or /tmp/moesim-calibration), packs it into OUT_DIR/LABEL.tar.gz, and prints the
@@ -92,6 +94,19 @@ for suite in "$@"; do
         --json "$work/torch_gemm.json" > "$work/torch_gemm.log" 2>&1
       echo "=== torch_gemm: exit $?" | tee -a "$work/summary.txt"
       pack ;;
+    gemm_check)
+      rounds=()
+      for r in 1 2 3; do
+        run "gemm_r$r" "$build/gemm_bench" -w 5 -n 30 -G 64
+        echo "=== torch_gemm_r$r" | tee -a "$work/summary.txt"
+        timeout "${MOESIM_SUITE_TIMEOUT:-240}" python3 "$repo/kernels/tools/torch_gemm_compare.py" "$work/gemm_r$r.json" \
+          --json "$work/torch_gemm_r$r.json" > "$work/torch_gemm_r$r.log" 2>&1
+        echo "=== torch_gemm_r$r: exit $?" | tee -a "$work/summary.txt"
+        rounds+=("$work/torch_gemm_r$r.json")
+      done
+      python3 "$repo/kernels/tools/torch_gemm_compare.py" --combine "${rounds[@]}" --json "$work/gemm_check.json" \
+        > "$work/gemm_check.txt" 2>&1
+      pack ;;
     torch_sdpa)
       echo "=== torch_sdpa" | tee -a "$work/summary.txt"
       timeout "${MOESIM_SUITE_TIMEOUT:-240}" python3 "$repo/kernels/tools/torch_sdpa_compare.py" \
@@ -108,7 +123,7 @@ for f in "$work"/*.log; do
   grep -E '^#.*(GPU [0-9]|error|WARNING|Verified|skipped)' "$f" | head -8
   grep -v '^#' "$f" | tail -4
 done
-for f in "$work"/busbw_compare*.txt "$work"/torch_gemm.log; do
+for f in "$work"/busbw_compare*.txt "$work"/torch_gemm.log "$work"/gemm_check.txt; do
   [ -f "$f" ] && { echo "##### $(basename "$f")"; cat "$f"; }
 done
 [ -f "$work/nccl_info4.log" ] && { echo "##### nccl channels"; grep -iE "channels|nChannels|CTAs" "$work/nccl_info4.log" | sort | uniq -c | head -20; }
