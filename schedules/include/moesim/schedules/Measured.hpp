@@ -1,0 +1,81 @@
+#pragma once
+/**
+ * @file Validation against real runs of the in-tree layer runner (`kernels/layer_runner`):
+ * `moesim validate --measured FILE`.
+ *
+ * The runner writes one record per (config, schedule) with the exact routing it executed
+ * (tokens_to_expert per source rank); each record becomes the Scenario that describes the same
+ * program — same model, GPUs, tokens, layers, routing matrix, schedule and transport — simulated on
+ * the calibrated profile of the GPU the runner ran on.
+ */
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "moesim/schedules/Scenario.hpp"
+
+namespace moesim::schedules {
+
+/** @brief One layer-runner record (a schedule of one config), as measured. */
+struct MeasuredRun {
+  std::string file;     ///< the results file
+  std::string pointer;  ///< JSON pointer of the record, e.g. "/results/3"
+  std::string device;   ///< GPU name the runner reported, e.g. "NVIDIA H200"
+  std::string model;
+  std::string moe_comm;  ///< alltoall | allreduce
+  std::string phase;     ///< forward | prefill
+  std::string schedule;  ///< regular | farskip | farskip-ce
+  std::string routing;   ///< as given to the runner
+  std::string attention = "unfused";
+  int gpus = 1, ep = 1, tp = 1, layers = 1;
+  std::int64_t tokens_per_rank = 0, seq = 0;
+  std::uint64_t seed = 1;
+  bool sync_splits = true;
+  std::vector<std::vector<std::int64_t>> tokens_to_expert;
+  double stack_ms = 0;         ///< p50 over iterations of the slowest rank's stack time
+  double compute_only_ms = 0;  ///< p50 with every collective replaced by a local copy
+  double comm_only_ms = 0;     ///< p50 of the regular schedule's collectives alone
+  double exposed_comm_ms = 0;
+  double overlap_pct = 0;
+  std::optional<double> speedup_vs_regular;
+  bool check_passed = true;
+
+  /** @brief The config without the schedule: records that share it are one comparison group. */
+  std::string config_key() const;
+  /** @brief Short text of the config, for tables. */
+  std::string label() const;
+};
+
+/**
+ * @brief Reads a layer_runner results file. ConfigError naming the file and JSON pointer for anything
+ * missing or malformed; a record whose check failed is kept (check_passed false) so callers can refuse it.
+ */
+std::vector<MeasuredRun> read_layer_runner_results(const std::string& file);
+
+/** @brief The shipped profile name for a GPU name ("NVIDIA H200" -> "h200"); empty when none matches. */
+std::string profile_for_device(const std::string& device);
+
+/** @brief The scenario that describes the record's run, on `hw` (model loaded by name). */
+Scenario measured_scenario(const MeasuredRun& run, const hw::HwProfile& hw);
+
+/** @brief A record next to its simulation. */
+struct MeasuredComparison {
+  MeasuredRun run;
+  std::string hw;  ///< profile name used
+  double predicted_ms = 0;
+  double predicted_exposed_ms = 0;
+  double predicted_overlap_pct = 0;
+  std::optional<double> predicted_speedup;  ///< regular / this, when the file has the config's regular record
+  double error_pct() const { return 100.0 * (predicted_ms - run.stack_ms) / run.stack_ms; }
+};
+
+/**
+ * @brief Simulates every record of `runs`. `hw_override` (a profile name or path) replaces the
+ * device-derived profile. ConfigError when a record's device matches no shipped profile and no override
+ * is given, or when a record failed its correctness check.
+ */
+std::vector<MeasuredComparison> compare_measured(const std::vector<MeasuredRun>& runs,
+                                                 const std::string& hw_override = "");
+
+}  // namespace moesim::schedules

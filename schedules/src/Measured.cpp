@@ -1,0 +1,198 @@
+#include "moesim/schedules/Measured.hpp"
+
+#include <algorithm>
+#include <cctype>
+#include <map>
+
+#include "moesim/common/JsonReader.hpp"
+#include "moesim/hwprofiles/ProfileLoader.hpp"
+#include "moesim/models/ModelSpec.hpp"
+#include "moesim/schedules/Simulation.hpp"
+
+namespace moesim::schedules {
+
+namespace {
+
+double p50(JsonObject& record, const std::string& key) {
+  JsonObject stats = record.object(key);
+  return stats.positive("p50");
+}
+
+std::vector<std::vector<std::int64_t>> count_matrix(JsonObject& record, const std::string& key) {
+  const nlohmann::json& value = record.raw(key);
+  const std::string at = record.child_pointer(key);
+  if (!value.is_array() || value.empty())
+    throw ConfigError(record.file(), at, "must be a non-empty array of per-expert count arrays");
+  std::vector<std::vector<std::int64_t>> out;
+  for (std::size_t r = 0; r < value.size(); ++r) {
+    if (!value[r].is_array())
+      throw ConfigError(record.file(), at + "/" + std::to_string(r), "must be an array of counts");
+    auto& row = out.emplace_back();
+    for (std::size_t e = 0; e < value[r].size(); ++e) {
+      const auto& n = value[r][e];
+      if (!n.is_number_integer() || n.get<std::int64_t>() < 0) {
+        throw ConfigError(record.file(), at + "/" + std::to_string(r) + "/" + std::to_string(e),
+                          "must be an integer >= 0");
+      }
+      row.push_back(n.get<std::int64_t>());
+    }
+  }
+  return out;
+}
+
+int positive_int(JsonObject& o, const std::string& key) {
+  const std::int64_t v = o.positive_integer(key);
+  if (v > 1 << 20) o.fail(key, "is too large");
+  return static_cast<int>(v);
+}
+
+MeasuredRun read_record(JsonObject record, const std::string& device) {
+  MeasuredRun r;
+  r.file = record.file();
+  r.pointer = record.pointer();
+  r.device = device;
+  r.model = record.string("model");
+  r.moe_comm = record.string("moe_comm");
+  if (r.moe_comm != "alltoall" && r.moe_comm != "allreduce")
+    record.fail("moe_comm", "expected alltoall or allreduce");
+  r.phase = record.string("phase");
+  if (r.phase != "forward" && r.phase != "prefill") record.fail("phase", "expected forward or prefill");
+  r.schedule = record.string("schedule");
+  if (r.schedule != "regular" && r.schedule != "farskip" && r.schedule != "farskip-ce")
+    record.fail("schedule", "expected regular, farskip or farskip-ce");
+  r.gpus = positive_int(record, "gpus");
+  r.ep = positive_int(record, "ep");
+  r.tp = positive_int(record, "tp");
+  r.layers = positive_int(record, "layers");
+  r.tokens_per_rank = record.positive_integer("tokens_per_rank");
+  r.seq = record.positive_integer("seq");
+  r.routing = record.string("routing");
+  r.seed = static_cast<std::uint64_t>(record.integer("seed"));
+  r.sync_splits = record.boolean("sync_splits");
+  if (auto attention = record.optional_string("attention")) r.attention = *attention;
+  if (r.attention != "unfused" && r.attention != "fused")
+    record.fail("attention", "expected unfused or fused");
+  if (auto dtype = record.optional_string("dtype"); dtype && *dtype != "bf16")
+    record.fail("dtype", "expected bf16 (the runner's only dtype)");
+  r.tokens_to_expert = count_matrix(record, "tokens_to_expert");
+  r.stack_ms = p50(record, "stack_ms");
+  r.compute_only_ms = p50(record, "compute_only_ms");
+  r.comm_only_ms = p50(record, "comm_only_ms");
+  r.exposed_comm_ms = record.number("exposed_comm_ms");
+  r.overlap_pct = record.number("overlap_pct");
+  r.speedup_vs_regular = record.optional_number("speedup_vs_regular");
+  if (auto check = record.optional_object("check")) r.check_passed = check->boolean("passed");
+  // Other keys (iterations, per-rank times, provenance details) are informational.
+  return r;
+}
+
+std::string lower(std::string text) {
+  std::transform(text.begin(), text.end(), text.begin(), [](unsigned char c) { return std::tolower(c); });
+  return text;
+}
+
+}  // namespace
+
+std::string MeasuredRun::config_key() const {
+  return model + "|" + moe_comm + "|" + std::to_string(gpus) + "|" + std::to_string(layers) + "|" +
+         std::to_string(tokens_per_rank) + "|" + std::to_string(seq) + "|" + routing + "|" +
+         std::to_string(seed) + "|" + device;
+}
+
+std::string MeasuredRun::label() const {
+  return model + " " + (moe_comm == "alltoall" ? "EP" : "TP=EP") + std::to_string(gpus) + " T" +
+         std::to_string(tokens_per_rank) + " s" + std::to_string(seq) + " " + routing + " " + schedule;
+}
+
+std::vector<MeasuredRun> read_layer_runner_results(const std::string& file) {
+  const nlohmann::json document = read_json_file(file);
+  if (!document.is_object()) throw ConfigError(file, "", "must be a layer_runner results object");
+  JsonObject top(document, file);
+  std::string device;
+  if (top.has("gpus")) {
+    const nlohmann::json& gpus = top.raw("gpus");
+    if (gpus.is_array() && !gpus.empty() && gpus[0].contains("name") && gpus[0]["name"].is_string())
+      device = gpus[0]["name"].get<std::string>();
+  }
+  std::vector<MeasuredRun> runs;
+  for (JsonObject& record : top.object_array("results")) runs.push_back(read_record(record, device));
+  if (runs.empty()) top.fail("results", "holds no records");
+  return runs;
+}
+
+std::string profile_for_device(const std::string& device) {
+  const std::string name = lower(device);
+  for (const char* profile : {"h100", "h200", "a100", "b200", "a10g", "mi300x", "mi325x", "mi355x"}) {
+    if (name.find(profile) != std::string::npos) return profile;
+  }
+  return "";
+}
+
+Scenario measured_scenario(const MeasuredRun& run, const hw::HwProfile& hw) {
+  Scenario s;
+  s.model = models::load_model(run.model);
+  s.hw = hw;
+  s.parallel.ep = run.ep;
+  s.parallel.tp = run.tp;
+  s.parallel.nodes = 1;
+  s.parallel.moe_comm = run.moe_comm == "allreduce" ? MoeComm::ALLREDUCE : MoeComm::ALLTOALL;
+  s.workload.phase = run.phase == "prefill" ? Phase::PREFILL : Phase::FORWARD;
+  s.workload.tokens = run.tokens_per_rank;
+  s.workload.seq_len = run.seq;
+  s.workload.layers = run.layers;
+  s.workload.seed = run.seed;
+  s.workload.routing.kind = models::RoutingSpec::Kind::RECORDED;
+  s.workload.routing.recorded = run.tokens_to_expert;
+  s.workload.routing.histogram_file = run.file + ":" + run.pointer + "/tokens_to_expert";
+  s.workload.attention = run.attention == "unfused" ? hw::AttentionImpl::UNFUSED : hw::AttentionImpl::FUSED;
+  s.options["sync_splits"] = run.sync_splits ? "on" : "off";
+  if (run.schedule == "regular") {
+    s.schedule = "regular";
+    s.options["shared_overlap"] = "off";  // the runner's regular waits for every collective at once
+  } else {
+    s.schedule = "farskip";
+    if (run.schedule == "farskip-ce") s.options["transport"] = "copy_engine";
+  }
+  return s;
+}
+
+std::vector<MeasuredComparison> compare_measured(const std::vector<MeasuredRun>& runs,
+                                                 const std::string& hw_override) {
+  std::map<std::string, hw::HwProfile> profiles;
+  auto profile_of = [&](const MeasuredRun& run) -> const hw::HwProfile& {
+    std::string name = hw_override.empty() ? profile_for_device(run.device) : hw_override;
+    if (name.empty()) {
+      throw ConfigError(run.file, "/gpus/0/name",
+                        "= \"" + run.device + "\" matches no shipped profile: give --hw NAME|FILE");
+    }
+    auto it = profiles.find(name);
+    if (it == profiles.end()) it = profiles.emplace(name, hw::load_profile(name)).first;
+    return it->second;
+  };
+  std::vector<MeasuredComparison> out;
+  std::map<std::string, double> regular_predicted;
+  for (const MeasuredRun& run : runs) {
+    if (!run.check_passed) {
+      throw ConfigError(run.file, run.pointer + "/check/passed",
+                        "is false: the runner's correctness check failed, so its time is not compared");
+    }
+    const hw::HwProfile& hw = profile_of(run);
+    SimulationResult result = simulate(measured_scenario(run, hw));
+    MeasuredComparison c;
+    c.run = run;
+    c.hw = hw.name + (hw.provenance.kind == hw::ProvenanceKind::CALIBRATED ? " (calibrated)" : "");
+    c.predicted_ms = result.step_ms;
+    c.predicted_exposed_ms = result.exposed_comm_ms;
+    c.predicted_overlap_pct = result.overlap_pct;
+    if (run.schedule == "regular") regular_predicted[run.config_key()] = result.step_ms;
+    out.push_back(std::move(c));
+  }
+  for (MeasuredComparison& c : out) {
+    auto it = regular_predicted.find(c.run.config_key());
+    if (c.run.schedule != "regular" && it != regular_predicted.end())
+      c.predicted_speedup = it->second / c.predicted_ms;
+  }
+  return out;
+}
+
+}  // namespace moesim::schedules
