@@ -246,7 +246,17 @@ void feed_forward_kernels(const ModelSpec& spec, LayerOp op, const OpContext& co
   const std::vector<std::int64_t> all_tokens = {context.tokens};
   if (op == LayerOp::ROUTED_EXPERTS) {
     const std::vector<std::int64_t> rows = local_expert_rows(context);
-    if (!rows.empty()) mlp_kernels(spec, rows, spec.moe.expert_ffn, /*grouped=*/true, list);
+    if (rows.empty()) return;
+    if (!context.expert_loop) {
+      mlp_kernels(spec, rows, spec.moe.expert_ffn, /*grouped=*/true, list);
+      return;
+    }
+    const double routed = static_cast<double>(std::accumulate(rows.begin(), rows.end(), std::int64_t{0})) *
+                          spec.hidden * list.element_bytes();
+    if (rows.size() > 1) list.memory("group_by_expert", routed, routed);
+    for (std::int64_t expert_rows : rows) {
+      if (expert_rows > 0) mlp_kernels(spec, {expert_rows}, spec.moe.expert_ffn, /*grouped=*/false, list);
+    }
   } else if (op == LayerOp::SHARED_EXPERTS) {
     const std::int64_t width = std::int64_t{spec.moe.shared_experts} * spec.moe.shared_ffn;
     if (width > 0) mlp_kernels(spec, all_tokens, width, /*grouped=*/false, list);

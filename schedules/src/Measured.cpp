@@ -72,6 +72,8 @@ MeasuredRun read_record(JsonObject record, const std::string& device) {
   if (auto attention = record.optional_string("attention")) r.attention = *attention;
   if (r.attention != "unfused" && r.attention != "fused")
     record.fail("attention", "expected unfused or fused");
+  if (auto experts = record.optional_string("experts")) r.experts = *experts;
+  if (r.experts != "loop" && r.experts != "grouped") record.fail("experts", "expected loop or grouped");
   if (auto dtype = record.optional_string("dtype"); dtype && *dtype != "bf16")
     record.fail("dtype", "expected bf16 (the runner's only dtype)");
   r.tokens_to_expert = count_matrix(record, "tokens_to_expert");
@@ -145,6 +147,7 @@ Scenario measured_scenario(const MeasuredRun& run, const hw::HwProfile& hw) {
   s.workload.routing.recorded = run.tokens_to_expert;
   s.workload.routing.histogram_file = run.file + ":" + run.pointer + "/tokens_to_expert";
   s.workload.attention = run.attention == "unfused" ? hw::AttentionImpl::UNFUSED : hw::AttentionImpl::FUSED;
+  s.workload.expert_loop = run.experts == "loop";
   s.options["sync_splits"] = run.sync_splits ? "on" : "off";
   if (run.schedule == "regular") {
     s.schedule = "regular";

@@ -168,6 +168,24 @@ TEST(LayerOps, RoutedExpertsAsGroupedGemms) {
   EXPECT_DOUBLE_EQ(total_flops(wgrad), 10'380'902'400.0);
 }
 
+TEST(LayerOps, RoutedExpertsAsOneGemmPerExpert) {
+  // The same 4 experts (100, 0, 300, 200 rows) as a loop: one gather of the 600 rows (600·2048·2 bytes read
+  // and written = 4,915,200), then fc1, swiglu, fc2 for each of the 3 experts with rows; FLOPs as grouped.
+  OpContext context = tokens_context(100);
+  context.expert_tokens = {100, 0, 300, 200};
+  context.expert_loop = true;
+  const auto forward = layer_op_kernels(v2_lite(), LayerOp::ROUTED_EXPERTS, Pass::FORWARD, context);
+  ASSERT_EQ(forward.size(), 1u + 3u * 3u);
+  EXPECT_EQ(forward[0].name, "routed_experts.group_by_expert");
+  EXPECT_DOUBLE_EQ(forward[0].bytes, 4'915'200.0);
+  EXPECT_EQ(forward[1].kind, KernelClass::GEMM);
+  EXPECT_EQ(forward[1].gemm.m, 100);
+  EXPECT_EQ(forward[4].gemm.m, 300);  // expert 1 has no rows and no kernels
+  EXPECT_EQ(forward[7].gemm.m, 200);
+  // fc1 + fc2 of all experts: 6,920,601,600 + 3,460,300,800.
+  EXPECT_DOUBLE_EQ(total_flops(forward), 10'380'902'400.0);
+}
+
 TEST(LayerOps, RoutedRowsSpreadEvenlyWhenNoPerExpertCounts) {
   // 10 rows over 4 experts: 3, 3, 2, 2 — the same FLOPs as any split: 2·10·2816·2048 = 115,343,360 in fc1.
   OpContext context = tokens_context(10);

@@ -81,6 +81,12 @@ struct OpContext {
   std::int64_t routed_rows = 0;
   /** @brief ROUTED_EXPERTS: experts held by this rank; must equal expert_tokens.size() when both are set. */
   int experts_total_local = 0;
+  /**
+   * @brief ROUTED_EXPERTS: one GEMM per local expert (fc1, activation, fc2 for each expert with rows, after
+   * one gather that groups the received rows by expert) instead of one grouped kernel per projection — how
+   * implementations without a grouped GEMM run, paying a launch per kernel.
+   */
+  bool expert_loop = false;
 };
 
 /**

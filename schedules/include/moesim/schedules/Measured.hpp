@@ -28,6 +28,7 @@ struct MeasuredRun {
   std::string schedule;  ///< regular | farskip | farskip-ce
   std::string routing;   ///< as given to the runner
   std::string attention = "unfused";
+  std::string experts = "loop";  ///< loop: one GEMM per local expert; grouped: one grouped kernel
   int gpus = 1, ep = 1, tp = 1, layers = 1;
   std::int64_t tokens_per_rank = 0, seq = 0;
   std::uint64_t seed = 1;

@@ -49,6 +49,8 @@ struct Workload {
   int layers = 0;              ///< 0: the model's count; N: the first N layers
   /** fused (FlashAttention-style, the profile's attention_fwd) or unfused (its attention_unfused_fwd) */
   hw::AttentionImpl attention = hw::AttentionImpl::FUSED;
+  /** routed experts as one GEMM per expert (true) or one grouped GEMM per projection (false) */
+  bool expert_loop = false;
 };
 
 /** @brief A complete scenario. */
