@@ -13,45 +13,13 @@
 #include <memory>
 
 #include "BenchRunner.hpp"
+#include "LayerKernels.hpp"
 #include "LtMatmul.hpp"
 
 namespace moesim::kernels {
 namespace {
 
 constexpr int kThreads = 256;
-
-__device__ float block_reduce(float value, bool is_max) {
-  __shared__ float partial[32];
-  for (int offset = warpSize / 2; offset > 0; offset /= 2) {
-    const float other = __shfl_xor_sync(0xffffffffu, value, offset);
-    value = is_max ? fmaxf(value, other) : value + other;
-  }
-  if (threadIdx.x % warpSize == 0) partial[threadIdx.x / warpSize] = value;
-  __syncthreads();
-  float total = is_max ? -INFINITY : 0.0f;
-  for (int w = 0; w < static_cast<int>(blockDim.x / warpSize); ++w) {
-    total = is_max ? fmaxf(total, partial[w]) : total + partial[w];
-  }
-  __syncthreads();
-  return total;
-}
-
-// One block per (head, query row); keys j > row are masked.
-__global__ void causal_softmax_kernel(const float* scores, bf16_t* probabilities, int length) {
-  const std::size_t row_index = blockIdx.x;
-  const int row = static_cast<int>(row_index % static_cast<std::size_t>(length));
-  const float* s = scores + row_index * length;
-  bf16_t* p = probabilities + row_index * length;
-  float local_max = -INFINITY;
-  for (int j = threadIdx.x; j <= row; j += blockDim.x) local_max = fmaxf(local_max, s[j]);
-  const float row_max = block_reduce(local_max, true);
-  float local_sum = 0;
-  for (int j = threadIdx.x; j <= row; j += blockDim.x) local_sum += expf(s[j] - row_max);
-  const float inverse = 1.0f / block_reduce(local_sum, false);
-  for (int j = threadIdx.x; j < length; j += blockDim.x) {
-    p[j] = float_to_bf16(j <= row ? expf(s[j] - row_max) * inverse : 0.0f);
-  }
-}
 
 // D[row] = dO[row] · O[row]; one warp per row.
 __global__ void row_dot_kernel(const bf16_t* d_out, const bf16_t* out, float* d, std::size_t rows, int dim) {
@@ -172,9 +140,7 @@ class AttentionBench : public CaseBench {
 
   void run_forward(const AttentionCase& c) {
     forward_scores_->run(q_.get(), k_.get(), s_.get(), workspace_.get(), stream_);
-    causal_softmax_kernel<<<static_cast<unsigned>(batch_heads_ * c.length), kThreads, 0, stream_>>>(
-        s_.as<float>(), p_.as<bf16_t>(), static_cast<int>(c.length));
-    CUDA_CHECK_LAUNCH();
+    launch_causal_softmax(s_.as<float>(), p_.as<bf16_t>(), batch_heads_ * c.length, c.length, stream_);
     forward_output_->run(p_.get(), v_.get(), o_.get(), workspace_.get(), stream_);
   }
 

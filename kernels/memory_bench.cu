@@ -17,107 +17,20 @@
 #include "DeviceBuffer.hpp"
 #include "DeviceFill.hpp"
 #include "DeviceInfo.hpp"
+#include "LayerKernels.hpp"
 #include "moesim/kernels/DatasheetPeaks.hpp"
 
 namespace moesim::kernels {
 namespace {
 
-constexpr int kVector = 8;  // bf16 values per 16-byte access
+constexpr int kVector = 8;  // bf16 values per 16-byte access (LayerKernels.hpp moves rows the same way)
 constexpr int kThreads = 256;
-
-struct Bf16x8 {
-  uint4 bits;
-  __device__ float get(int i) const { return bf16_to_float(reinterpret_cast<const bf16_t*>(&bits)[i]); }
-  __device__ void set(int i, float v) { reinterpret_cast<bf16_t*>(&bits)[i] = float_to_bf16(v); }
-};
 
 __global__ void copy_kernel(const uint4* x, uint4* y, std::size_t vectors) {
   const std::size_t stride = static_cast<std::size_t>(gridDim.x) * blockDim.x;
   for (std::size_t i = static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < vectors;
        i += stride) {
     y[i] = x[i];
-  }
-}
-
-__global__ void add_kernel(const uint4* x, const uint4* r, uint4* y, std::size_t vectors) {
-  const std::size_t stride = static_cast<std::size_t>(gridDim.x) * blockDim.x;
-  for (std::size_t i = static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < vectors;
-       i += stride) {
-    Bf16x8 a{x[i]}, b{r[i]}, out{};
-#pragma unroll
-    for (int v = 0; v < kVector; ++v) out.set(v, a.get(v) + b.get(v));
-    y[i] = out.bits;
-  }
-}
-
-// One block per row; a is the first F columns of a [T, 2F] row, b the second.
-__global__ void swiglu_kernel(const uint4* x, uint4* y, int ffn_vectors) {
-  const uint4* row = x + static_cast<std::size_t>(blockIdx.x) * 2 * ffn_vectors;
-  uint4* out_row = y + static_cast<std::size_t>(blockIdx.x) * ffn_vectors;
-  for (int i = threadIdx.x; i < ffn_vectors; i += blockDim.x) {
-    Bf16x8 a{row[i]}, b{row[ffn_vectors + i]}, out{};
-#pragma unroll
-    for (int v = 0; v < kVector; ++v) {
-      const float gate = a.get(v);
-      out.set(v, gate / (1.0f + expf(-gate)) * b.get(v));
-    }
-    out_row[i] = out.bits;
-  }
-}
-
-__global__ void permute_kernel(const uint4* x, const int* source_row, uint4* y, int row_vectors) {
-  const uint4* in = x + static_cast<std::size_t>(source_row[blockIdx.x]) * row_vectors;
-  uint4* out = y + static_cast<std::size_t>(blockIdx.x) * row_vectors;
-  for (int i = threadIdx.x; i < row_vectors; i += blockDim.x) out[i] = in[i];
-}
-
-__global__ void unpermute_kernel(const uint4* x, const int* position, const float* weight, uint4* y,
-                                 int row_vectors, int top_k) {
-  const std::size_t token = blockIdx.x;
-  for (int i = threadIdx.x; i < row_vectors; i += blockDim.x) {
-    float sum[kVector] = {};
-    for (int j = 0; j < top_k; ++j) {
-      const Bf16x8 in{x[static_cast<std::size_t>(position[token * top_k + j]) * row_vectors + i]};
-      const float w = weight[token * top_k + j];
-#pragma unroll
-      for (int v = 0; v < kVector; ++v) sum[v] += w * in.get(v);
-    }
-    Bf16x8 out{};
-#pragma unroll
-    for (int v = 0; v < kVector; ++v) out.set(v, sum[v]);
-    y[token * row_vectors + i] = out.bits;
-  }
-}
-
-__device__ float block_sum(float value) {
-  __shared__ float partial[32];
-  for (int offset = warpSize / 2; offset > 0; offset /= 2)
-    value += __shfl_xor_sync(0xffffffffu, value, offset);
-  const int warp = threadIdx.x / warpSize;
-  const int lane = threadIdx.x % warpSize;
-  if (lane == 0) partial[warp] = value;
-  __syncthreads();
-  float total = 0;
-  for (int w = 0; w < static_cast<int>(blockDim.x / warpSize); ++w) total += partial[w];
-  __syncthreads();
-  return total;
-}
-
-__global__ void rmsnorm_kernel(const uint4* x, const uint4* gamma, uint4* y, int row_vectors, float epsilon) {
-  const uint4* row = x + static_cast<std::size_t>(blockIdx.x) * row_vectors;
-  float squares = 0;
-  for (int i = threadIdx.x; i < row_vectors; i += blockDim.x) {
-    const Bf16x8 in{row[i]};
-#pragma unroll
-    for (int v = 0; v < kVector; ++v) squares += in.get(v) * in.get(v);
-  }
-  const float scale = rsqrtf(block_sum(squares) / static_cast<float>(row_vectors * kVector) + epsilon);
-  for (int i = threadIdx.x; i < row_vectors; i += blockDim.x) {
-    const Bf16x8 in{row[i]}, g{gamma[i]};
-    Bf16x8 out{};
-#pragma unroll
-    for (int v = 0; v < kVector; ++v) out.set(v, in.get(v) * scale * g.get(v));
-    y[static_cast<std::size_t>(blockIdx.x) * row_vectors + i] = out.bits;
   }
 }
 
@@ -207,37 +120,35 @@ class MemoryBench : public CaseBench {
 
   void run(std::size_t index) override {
     const MemoryCase& c = cases_[index];
-    const int row_vectors = static_cast<int>(c.width / kVector);
-    const auto* x = x_.as<const uint4>();
-    auto* y = y_.as<uint4>();
-    const std::size_t vectors = static_cast<std::size_t>(c.tokens * c.width / kVector);
-    const unsigned grid =
-        static_cast<unsigned>(std::min<std::size_t>((vectors + kThreads - 1) / kThreads, 65535 * 4));
+    const auto* x = x_.as<const bf16_t>();
+    auto* y = y_.as<bf16_t>();
+    const std::size_t count = static_cast<std::size_t>(c.tokens * c.width);
     switch (c.op) {
-      case Op::COPY:
-        copy_kernel<<<grid, kThreads, 0, stream_>>>(x, y, vectors);
+      case Op::COPY: {
+        const std::size_t vectors = count / kVector;
+        const unsigned grid =
+            static_cast<unsigned>(std::min<std::size_t>((vectors + kThreads - 1) / kThreads, 65535 * 4));
+        copy_kernel<<<grid, kThreads, 0, stream_>>>(x_.as<const uint4>(), y_.as<uint4>(), vectors);
+        CUDA_CHECK_LAUNCH();
         break;
+      }
       case Op::ADD:
-        add_kernel<<<grid, kThreads, 0, stream_>>>(x, r_.as<const uint4>(), y, vectors);
+        launch_add(x, r_.as<const bf16_t>(), y, count, 1.0f, stream_);
         break;
       case Op::SWIGLU:
-        swiglu_kernel<<<static_cast<unsigned>(c.tokens), kThreads, 0, stream_>>>(x, y, row_vectors);
+        launch_swiglu(x, y, c.tokens, c.width, stream_);
         break;
       case Op::PERMUTE:
-        permute_kernel<<<static_cast<unsigned>(c.tokens * c.top_k), kThreads, 0, stream_>>>(
-            x, source_row_.as<const int>(), y, row_vectors);
+        launch_gather_rows(x, source_row_.as<const int>(), y, c.tokens * c.top_k, c.width, stream_);
         break;
       case Op::UNPERMUTE:
-        unpermute_kernel<<<static_cast<unsigned>(c.tokens), kThreads, 0, stream_>>>(
-            x, position_.as<const int>(), weight_.as<const float>(), y, row_vectors,
-            static_cast<int>(c.top_k));
+        launch_unpermute(x, position_.as<const int>(), weight_.as<const float>(), nullptr, y, c.tokens,
+                         c.width, static_cast<int>(c.top_k), stream_);
         break;
       case Op::RMSNORM:
-        rmsnorm_kernel<<<static_cast<unsigned>(c.tokens), kThreads, 0, stream_>>>(x, r_.as<const uint4>(), y,
-                                                                                  row_vectors, 1e-6f);
+        launch_rmsnorm(x, nullptr, nullptr, r_.as<const bf16_t>(), y, c.tokens, c.width, 1e-6f, stream_);
         break;
     }
-    CUDA_CHECK_LAUNCH();
   }
 
   std::vector<DeviceStream> streams() const override { return {{device_, stream_}}; }

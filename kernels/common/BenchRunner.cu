@@ -42,11 +42,15 @@ void BenchSession::open(const std::vector<std::pair<std::string, std::string>>& 
   log_ = std::make_unique<ResultLog>(ToolIdentity{benchmark_, MOESIM_KERNELS_VERSION, MOESIM_GIT_SHA},
                                      parser_.command_line(), parser_.values_as_json(), std::cout,
                                      options_.json_path);
-  ResultLog& log = *log_;
+  log_run_header(*log_, benchmark_ + ": " + description_, parser_.command_line(), devices_, libraries);
+}
+
+void log_run_header(ResultLog& log, const std::string& title, const std::vector<std::string>& command_line,
+                    const std::vector<int>& devices,
+                    const std::vector<std::pair<std::string, std::string>>& libraries) {
   std::string command;
-  for (const std::string& arg : parser_.command_line()) command += (command.empty() ? "" : " ") + arg;
-  log.comment("moesim-kernels " + std::string(MOESIM_KERNELS_VERSION) + " (" + MOESIM_GIT_SHA + ") " +
-              benchmark_ + ": " + description_);
+  for (const std::string& arg : command_line) command += (command.empty() ? "" : " ") + arg;
+  log.comment("moesim-kernels " + std::string(MOESIM_KERNELS_VERSION) + " (" + MOESIM_GIT_SHA + ") " + title);
   log.comment("Command: " + command);
   log.comment("Start: " + utc_timestamp_now());
   const std::string driver = kernel_driver_version();
@@ -61,7 +65,7 @@ void BenchSession::open(const std::vector<std::pair<std::string, std::string>>& 
   log.comment(std::string(kGpuApiName) + " driver " + driver + ", driver API " + driver_api + ", runtime " +
               runtime + library_text);
   JsonValue gpus = JsonValue::array();
-  for (int device : devices_) {
+  for (int device : devices) {
     const GpuDescription gpu = describe_gpu(device);
     const GpuClocks clocks = read_clocks(gpu.pci_bus_id);
     gpus.push_back(to_json(gpu, clocks));
@@ -106,18 +110,7 @@ void BenchSession::record_verification(const ErrorTally& tally) {
 int BenchSession::close() {
   if (!log_) return 1;
   ResultLog& log = *log_;
-  JsonValue end_clocks = JsonValue::array();
-  for (int device : devices_) {
-    const GpuClocks clocks = read_clocks(describe_gpu(device).pci_bus_id);
-    JsonValue entry = JsonValue::object();
-    entry.set("index", device);
-    entry.set("sm_clock_mhz", clocks.sm_mhz);
-    entry.set("memory_clock_mhz", clocks.memory_mhz);
-    end_clocks.push_back(entry);
-    log.comment("GPU " + std::to_string(device) + " at end: SM clock " + std::to_string(clocks.sm_mhz) +
-                " MHz, memory clock " + std::to_string(clocks.memory_mhz) + " MHz");
-  }
-  log.add_context("end_clocks", end_clocks);
+  log_end_clocks(log, devices_);
   const bool pass = values_wrong_ == 0;
   log.comment("Verified cases: " + std::to_string(cases_checked_) +
               ", with wrong values: " + std::to_string(cases_wrong_) + " (" + std::to_string(values_wrong_) +
@@ -128,6 +121,21 @@ int BenchSession::close() {
   log.set_summary("pass", pass);
   log.finish();
   return pass ? 0 : 1;
+}
+
+void log_end_clocks(ResultLog& log, const std::vector<int>& devices) {
+  JsonValue end_clocks = JsonValue::array();
+  for (int device : devices) {
+    const GpuClocks clocks = read_clocks(describe_gpu(device).pci_bus_id);
+    JsonValue entry = JsonValue::object();
+    entry.set("index", device);
+    entry.set("sm_clock_mhz", clocks.sm_mhz);
+    entry.set("memory_clock_mhz", clocks.memory_mhz);
+    end_clocks.push_back(entry);
+    log.comment("GPU " + std::to_string(device) + " at end: SM clock " + std::to_string(clocks.sm_mhz) +
+                " MHz, memory clock " + std::to_string(clocks.memory_mhz) + " MHz");
+  }
+  log.add_context("end_clocks", end_clocks);
 }
 
 EventTimeline::EventTimeline(int device, std::size_t capacity) : device_(device) {

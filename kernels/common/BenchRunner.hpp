@@ -86,6 +86,18 @@ class BenchSession {
   std::int64_t values_wrong_ = 0;
 };
 
+/**
+ * @brief The run's '#' header (tool, command, start time, driver/runtime/library versions, one line
+ * per GPU with clocks; warnings for unlocked clocks and debug builds; relevant environment) and the
+ * matching JSON context. BenchSession::open uses it; programs with options of their own
+ * (layer_runner) call it directly.
+ */
+void log_run_header(ResultLog& log, const std::string& title, const std::vector<std::string>& command_line,
+                    const std::vector<int>& devices,
+                    const std::vector<std::pair<std::string, std::string>>& libraries);
+/** @brief End-of-run clocks of `devices` ('#' lines and the JSON "end_clocks"). */
+void log_end_clocks(ResultLog& log, const std::vector<int>& devices);
+
 /** @brief A stream that run() enqueues on, with its device (the runner times each one). */
 struct DeviceStream {
   int device = 0;

@@ -72,7 +72,10 @@ class LtMatmul {
   LtMatmul& operator=(const LtMatmul&) = delete;
 
   /** @brief How many algorithms cuBLASLt's heuristic is asked for (autotune() times them all). */
-  static constexpr int kCandidates = 16;
+  static constexpr int kCandidates = 24;
+  /** @brief Of kCandidates, how many come from a second heuristic query with a 1 MiB workspace limit. */
+  static constexpr int kSmallWorkspaceCandidates = 8;
+  static constexpr std::uint64_t kSmallWorkspaceBytes = 1u << 20;
 
   const MatmulShape& shape() const { return shape_; }
   /** @brief Enqueues Y = alpha·A·B; the workspace must hold kWorkspaceBytes. */
@@ -89,6 +92,9 @@ class LtMatmul {
   int candidate_count() const { return candidate_count_; }
 
  private:
+  /** @brief Appends up to `count` heuristic results for a workspace limit that are not candidates yet. */
+  cublasStatus_t add_candidates(std::uint64_t workspace, int count);
+
   const LtHandle& handle_;
   MatmulShape shape_;
   cublasLtMatmulDesc_t operation_ = nullptr;

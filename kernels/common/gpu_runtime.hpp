@@ -20,6 +20,8 @@
 #define cudaGetLastError hipGetLastError
 #define cudaMalloc hipMalloc
 #define cudaFree hipFree
+#define cudaMallocHost(pointer, bytes) hipHostMalloc(pointer, bytes, 0)
+#define cudaFreeHost hipHostFree
 #define cudaMemcpy hipMemcpy
 #define cudaMemcpyAsync hipMemcpyAsync
 #define cudaMemcpyPeerAsync hipMemcpyPeerAsync

@@ -19,7 +19,7 @@ repo=$(cd "$(dirname "$0")/../.." && pwd)
 work_root=${MOESIM_WORK_DIR:-/tmp/moesim-calibration}
 work=$work_root/$label
 mkdir -p "$work" "$out_dir"
-export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1  # never NVLink multicast
+. "$repo/kernels/tools/gpu_build_env.sh"  # NCCL_NVLS_ENABLE=0 etc., NCCL discovery, build
 
 {
   date -u +%Y-%m-%dT%H:%M:%SZ
@@ -30,18 +30,11 @@ export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVL
   ls /usr/local/cuda/include | grep -E '^(nccl|cudnn|cublasLt)' ; ls /usr/local/cuda/lib64 | grep -E 'nccl|cublasLt'
 } > "$work/system.txt" 2>&1
 
-nccl_root=""
-if [ ! -f /usr/local/cuda/include/nccl.h ]; then
-  nccl_root=$(python3 -c 'import nvidia.nccl, os; print(os.path.dirname(nvidia.nccl.__file__))' 2>/dev/null || true)
-  [ -z "$nccl_root" ] && nccl_root=$(python3 -c 'import nvidia.nccl; print(list(nvidia.nccl.__path__)[0])' 2>/dev/null || true)
-fi
+moesim_find_nccl_root
 echo "NCCL_ROOT=${nccl_root:-<toolkit>}" >> "$work/system.txt"
 build=$repo/build-kernels
-nvcc_path=$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)
-cmake -S "$repo/kernels" -B "$build" -DMOESIM_GPU_BACKEND=CUDA -DCMAKE_CUDA_COMPILER="$nvcc_path" \
-  -DMOESIM_GIT_SHA="${MOESIM_GIT_SHA:-unknown}" ${nccl_root:+-DNCCL_ROOT=$nccl_root} > "$work/build.log" 2>&1
-cmake --build "$build" -j "$(nproc)" >> "$work/build.log" 2>&1 || { tail -40 "$work/build.log"; }
-[ -n "$nccl_root" ] && export LD_LIBRARY_PATH=$nccl_root/lib:${LD_LIBRARY_PATH:-}
+: > "$work/build.log"
+moesim_build_kernels "$repo" "$build" "$work/build.log" || tail -40 "$work/build.log"
 
 run() {  # run NAME COMMAND...: log + JSON per suite, never stops the script
   local name=$1

@@ -68,6 +68,70 @@ std::string json_quote(const std::string& text) {
   return out;
 }
 
+bool JsonValue::is_integer() const {
+  if (std::holds_alternative<std::int64_t>(value_)) return true;
+  const auto* number = std::get_if<double>(&value_);
+  return number != nullptr && std::isfinite(*number) && std::floor(*number) == *number &&
+         std::fabs(*number) < 9.007199254740992e15;
+}
+
+const char* JsonValue::type_name() const {
+  switch (value_.index()) {
+    case 0:
+      return "null";
+    case 1:
+      return "bool";
+    case 2:
+      return "integer";
+    case 3:
+      return "number";
+    case 4:
+      return "string";
+    case 5:
+      return "array";
+    default:
+      return "object";
+  }
+}
+
+namespace {
+[[noreturn]] void wrong_type(const JsonValue& value, const char* expected) {
+  throw std::logic_error(std::string("JSON value is ") + value.type_name() + ", expected " + expected);
+}
+}  // namespace
+
+bool JsonValue::as_bool() const {
+  if (const auto* flag = std::get_if<bool>(&value_)) return *flag;
+  wrong_type(*this, "bool");
+}
+
+std::int64_t JsonValue::as_int() const {
+  if (const auto* integer = std::get_if<std::int64_t>(&value_)) return *integer;
+  if (is_integer()) return static_cast<std::int64_t>(std::get<double>(value_));
+  wrong_type(*this, "integer");
+}
+
+double JsonValue::as_double() const {
+  if (const auto* integer = std::get_if<std::int64_t>(&value_)) return static_cast<double>(*integer);
+  if (const auto* number = std::get_if<double>(&value_)) return *number;
+  wrong_type(*this, "number");
+}
+
+const std::string& JsonValue::as_string() const {
+  if (const auto* text = std::get_if<std::string>(&value_)) return *text;
+  wrong_type(*this, "string");
+}
+
+const JsonValue::Array& JsonValue::as_array() const {
+  if (const auto* elements = std::get_if<Array>(&value_)) return *elements;
+  wrong_type(*this, "array");
+}
+
+const JsonValue::Object& JsonValue::as_object() const {
+  if (const auto* members = std::get_if<Object>(&value_)) return *members;
+  wrong_type(*this, "object");
+}
+
 JsonValue& JsonValue::set(const std::string& key, JsonValue value) {
   auto* members = std::get_if<Object>(&value_);
   if (members == nullptr) throw std::logic_error("JsonValue::set on a value that is not an object");

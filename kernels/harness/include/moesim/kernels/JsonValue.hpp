@@ -1,6 +1,6 @@
 #pragma once
 /**
- * @file A minimal JSON value and writer for benchmark results.
+ * @file A minimal JSON value, writer and reader for benchmark results and model files.
  *
  * The GPU benchmarks must build on machines that have only a compiler and the GPU toolkit, so they
  * do not depend on nlohmann_json. Objects keep their insertion order, which keeps output files
@@ -8,6 +8,7 @@
  */
 #include <cstdint>
 #include <initializer_list>
+#include <stdexcept>
 #include <string>
 #include <utility>
 #include <variant>
@@ -43,6 +44,25 @@ class JsonValue {
 
   bool is_object() const { return std::holds_alternative<Object>(value_); }
   bool is_array() const { return std::holds_alternative<Array>(value_); }
+  bool is_null() const { return std::holds_alternative<std::nullptr_t>(value_); }
+  bool is_bool() const { return std::holds_alternative<bool>(value_); }
+  bool is_string() const { return std::holds_alternative<std::string>(value_); }
+  /** @brief An integer or a floating-point number. */
+  bool is_number() const {
+    return std::holds_alternative<std::int64_t>(value_) || std::holds_alternative<double>(value_);
+  }
+  /** @brief An integer, or a double with no fractional part (JSON does not distinguish them). */
+  bool is_integer() const;
+
+  /** @brief Typed reads; each throws std::logic_error naming the expected type on a mismatch. */
+  bool as_bool() const;
+  std::int64_t as_int() const;
+  double as_double() const;
+  const std::string& as_string() const;
+  const Array& as_array() const;
+  const Object& as_object() const;
+  /** @brief "null", "bool", "integer", "number", "string", "array" or "object". */
+  const char* type_name() const;
 
   /** @brief Sets `key` in an object (replacing an existing key in place); throws if not an object. */
   JsonValue& set(const std::string& key, JsonValue value);
@@ -62,5 +82,26 @@ class JsonValue {
 
 /** @brief Escapes a string for a JSON string literal (quotes included). */
 std::string json_quote(const std::string& text);
+
+/** @brief Malformed JSON text; what() is "line L, column C: problem" (both 1-based). */
+class JsonParseError : public std::runtime_error {
+ public:
+  JsonParseError(int line, int column, const std::string& problem);
+  int line() const { return line_; }
+  int column() const { return column_; }
+
+ private:
+  int line_;
+  int column_;
+};
+
+/**
+ * @brief Parses one JSON document (RFC 8259: objects, arrays, strings with escapes and backslash-u
+ * surrogate pairs, numbers, true/false/null); trailing text other than whitespace is an error.
+ * Integers that fit in int64 stay integers; other numbers become doubles. A repeated object key
+ * is an error (the writer could not represent it faithfully).
+ * @throws JsonParseError with the 1-based line and column of the problem.
+ */
+JsonValue parse_json(const std::string& text);
 
 }  // namespace moesim::kernels

@@ -1,0 +1,36 @@
+#pragma once
+/** @file One layer_runner configuration: model, parallelism, sizes, routing, schedules. */
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "LayerModel.hpp"
+#include "Routing.hpp"
+#include "Schedule.hpp"
+
+namespace moesim::kernels::layer {
+
+struct RunConfig {
+  std::string model_file;
+  LayerModel model;
+  MoeComm comm = MoeComm::ALLTOALL;
+  int gpus = 1;
+  int layers = 4;
+  std::int64_t tokens = 8192;  ///< per rank (alltoall) or the replicated batch (allreduce)
+  std::int64_t seq = 4096;
+  RoutingSpec routing;
+  std::uint64_t seed = 1;
+  bool sync_splits = true;
+  bool check = true;
+  std::string attention = "unfused";
+  std::vector<ScheduleKind> schedules;
+  int warmup = 5;
+  int iters = 20;
+
+  int tp() const { return comm == MoeComm::ALLREDUCE ? gpus : 1; }
+  int experts_per_rank() const { return static_cast<int>(model.experts) / gpus; }
+  int top_k() const { return static_cast<int>(model.top_k); }
+  const char* phase() const { return comm == MoeComm::ALLREDUCE ? "prefill" : "forward"; }
+};
+
+}  // namespace moesim::kernels::layer

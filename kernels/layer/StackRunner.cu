@@ -1,0 +1,254 @@
+#include <algorithm>
+#include <cmath>
+#include <exception>
+#include <mutex>
+#include <thread>
+
+#include "BenchRunner.hpp"
+#include "DeviceFill.hpp"
+#include "StackRunner.hpp"
+
+namespace moesim::kernels::layer {
+namespace {
+
+void enable_peer_access(const std::vector<int>& devices) {
+  for (int a : devices) {
+    CUDA_CHECK(cudaSetDevice(a));
+    for (int b : devices) {
+      if (a == b) continue;
+      int can = 0;
+      CUDA_CHECK(cudaDeviceCanAccessPeer(&can, a, b));
+      if (!can) continue;  // copies would stage through the host: farskip-ce then says so in its timing
+      const cudaError_t status = cudaDeviceEnablePeerAccess(b, 0);
+      if (status != cudaErrorPeerAccessAlreadyEnabled) CUDA_CHECK(status);
+      (void)cudaGetLastError();
+    }
+  }
+}
+
+std::vector<float> rows_to_host(const DeviceBuffer& buffer, const std::vector<std::int64_t>& rows,
+                                std::int64_t width) {
+  std::vector<float> values;
+  std::vector<bf16_t> raw(static_cast<std::size_t>(width));
+  for (std::int64_t row : rows) {
+    CUDA_CHECK(
+        cudaMemcpy(raw.data(), buffer.as<bf16_t>() + row * width, raw.size() * 2, cudaMemcpyDeviceToHost));
+    for (bf16_t v : raw) values.push_back(bf16_to_float(v));
+  }
+  return values;
+}
+
+}  // namespace
+
+std::vector<double> PassTimes::stack_ms() const {
+  std::vector<double> result;
+  for (const auto& ranks : ms) result.push_back(*std::max_element(ranks.begin(), ranks.end()));
+  return result;
+}
+
+std::vector<double> PassTimes::rank_ms(int rank) const {
+  std::vector<double> result;
+  for (const auto& ranks : ms) result.push_back(ranks.at(static_cast<std::size_t>(rank)));
+  return result;
+}
+
+Stack::Stack(const RunConfig& config, const std::vector<int>& devices,
+             const std::vector<TokenRouting>& routing)
+    : config_(config), devices_(devices), barrier_(std::make_unique<SpinBarrier>(config.gpus)) {
+  if (config.comm == MoeComm::ALLTOALL) {
+    alltoall_plans_ = plan_alltoall(routing, static_cast<int>(config.model.experts), config.top_k());
+  } else {
+    allreduce_plans_ =
+        plan_allreduce(routing.at(0), static_cast<int>(config.model.experts), config.top_k(), config.gpus);
+  }
+  enable_peer_access(devices_);
+  for (int r = 0; r < config.gpus; ++r) {
+    PlanRef plan;
+    if (config.comm == MoeComm::ALLTOALL) {
+      plan.alltoall = &alltoall_plans_[static_cast<std::size_t>(r)];
+    } else {
+      plan.allreduce = &allreduce_plans_[static_cast<std::size_t>(r)];
+    }
+    states_.push_back(std::make_unique<RankState>(config, r, devices_[static_cast<std::size_t>(r)], plan));
+    world_.ranks.push_back(states_.back().get());
+  }
+  world_.comms.resize(static_cast<std::size_t>(config.gpus));
+  NCCL_CHECK(ncclCommInitAll(world_.comms.data(), config.gpus, devices_.data()));
+  world_.barrier = barrier_.get();
+  for (int r = 0; r < config.gpus; ++r) runners_.push_back(std::make_unique<RankRunner>(config, world_, r));
+}
+
+Stack::~Stack() {
+  runners_.clear();
+  for (ncclComm_t comm : world_.comms) (void)ncclCommDestroy(comm);
+  states_.clear();
+}
+
+void Stack::on_every_rank(const std::function<void(int)>& fn) {
+  std::exception_ptr first;
+  std::mutex lock;
+  std::vector<std::thread> threads;
+  for (int r = 0; r < config_.gpus; ++r) {
+    threads.emplace_back([&, r] {
+      try {
+        CUDA_CHECK(cudaSetDevice(devices_[static_cast<std::size_t>(r)]));
+        fn(r);
+      } catch (...) {
+        const std::lock_guard<std::mutex> guard(lock);
+        if (!first) first = std::current_exception();
+        barrier_->abort();
+      }
+    });
+  }
+  for (std::thread& t : threads) t.join();
+  if (first) std::rethrow_exception(first);
+}
+
+void Stack::run_iteration(int rank, const std::vector<Step>& steps) {
+  RankRunner& runner = *runners_[static_cast<std::size_t>(rank)];
+  for (const Step& step : steps) runner.execute(step);
+  runner.join();
+}
+
+PassTimes Stack::time_pass(ScheduleKind kind, PassMode mode, const std::vector<Step>& steps) {
+  const auto total = static_cast<std::size_t>(config_.warmup + config_.iters);
+  std::vector<std::unique_ptr<EventTimeline>> timelines;
+  for (int r = 0; r < config_.gpus; ++r) {
+    runners_[static_cast<std::size_t>(r)]->configure(kind, mode);
+    runners_[static_cast<std::size_t>(r)]->set_identity_experts(false);
+    timelines.push_back(std::make_unique<EventTimeline>(devices_[static_cast<std::size_t>(r)], total));
+  }
+  on_every_rank([&](int r) {
+    const cudaStream_t compute = states_[static_cast<std::size_t>(r)]->compute;
+    for (std::size_t i = 0; i < total; ++i) {
+      CUDA_CHECK(cudaDeviceSynchronize());
+      barrier_->arrive_and_wait();  // every rank starts the iteration together
+      timelines[static_cast<std::size_t>(r)]->record_start(i, compute);
+      run_iteration(r, steps);
+      timelines[static_cast<std::size_t>(r)]->record_end(i, compute);
+    }
+    timelines[static_cast<std::size_t>(r)]->synchronize(total);
+  });
+  PassTimes times;
+  for (std::size_t i = static_cast<std::size_t>(config_.warmup); i < total; ++i) {
+    std::vector<double> per_rank;
+    for (const auto& t : timelines) per_rank.push_back(t->elapsed_ms(i));
+    times.ms.push_back(per_rank);
+  }
+  return times;
+}
+
+namespace {
+
+// PERMUTE → Dispatch → (identity) experts → Combine → UNPERMUTE, or in allreduce mode the local
+// slots → experts → UNPERMUTE → MoE all-reduce.
+std::vector<Step> data_path_steps(MoeComm mode) {
+  const auto compute = [](Op op) { return Step{StepKind::COMPUTE, 0, op, Comm::DISPATCH}; };
+  const auto comm = [](StepKind k, Comm c) { return Step{k, 0, Op::ATTN_NORM, c}; };
+  if (mode == MoeComm::ALLTOALL)
+    return {compute(Op::PERMUTE),
+            comm(StepKind::COLLECTIVE, Comm::DISPATCH),
+            comm(StepKind::WAIT, Comm::DISPATCH),
+            compute(Op::ROUTED_EXPERTS),
+            comm(StepKind::COLLECTIVE, Comm::COMBINE),
+            comm(StepKind::WAIT, Comm::COMBINE),
+            compute(Op::UNPERMUTE)};
+  return {compute(Op::PERMUTE), compute(Op::ROUTED_EXPERTS), compute(Op::UNPERMUTE),
+          comm(StepKind::COLLECTIVE, Comm::MOE_ALLREDUCE), comm(StepKind::WAIT, Comm::MOE_ALLREDUCE)};
+}
+
+// Output row i must be x_i·Σ_j w_ij (bf16 rows, fp32 sums: a few 2^-8 of the value); returns the
+// first mismatch as text, "" when all match.
+std::string compare_rows(const std::vector<std::int64_t>& tokens, const std::vector<float>& x,
+                         const std::vector<float>& y, const std::vector<float>& slot_weight,
+                         std::size_t top_k, std::size_t width, std::int64_t& checked) {
+  for (std::size_t i = 0; i < tokens.size(); ++i) {
+    double weight = 0;
+    for (std::size_t j = 0; j < top_k; ++j)
+      weight += slot_weight[static_cast<std::size_t>(tokens[i]) * top_k + j];
+    for (std::size_t c = 0; c < width; ++c) {
+      const double ref = weight * x[i * width + c];
+      const double got = y[i * width + c];
+      ++checked;
+      if (!(std::fabs(got - ref) <= 3e-2 * std::fabs(ref) + 1e-3))
+        return "token " + std::to_string(tokens[i]) + " value " + std::to_string(c) + ": got " +
+               std::to_string(got) + ", expected " + std::to_string(ref);
+    }
+  }
+  return "";
+}
+
+}  // namespace
+
+CheckResult Stack::check_data_path(Transport transport) {
+  const bool alltoall = config_.comm == MoeComm::ALLTOALL;
+  const ScheduleKind kind =
+      transport == Transport::COPY_ENGINE ? ScheduleKind::FARSKIP_CE : ScheduleKind::REGULAR;
+  const std::vector<Step> steps = data_path_steps(config_.comm);
+  std::vector<std::string> failures(static_cast<std::size_t>(config_.gpus));
+  std::vector<std::int64_t> checked(failures.size(), 0);
+  on_every_rank([&](int r) {
+    RankState& s = *states_[static_cast<std::size_t>(r)];
+    RankRunner& runner = *runners_[static_cast<std::size_t>(r)];
+    runner.configure(kind, PassMode::FULL);
+    runner.set_identity_experts(true);
+    const std::int64_t T = s.shape.tokens, H = s.shape.hidden;
+    // allreduce: every rank holds the same batch, so the same input; alltoall: distinct per rank.
+    const std::uint64_t seed = config_.seed + 4242u + (alltoall ? static_cast<std::uint64_t>(r) : 0u);
+    fill_random(s.normed.get(), DataType::BF16, static_cast<std::size_t>(T * H), seed, 1.0f, s.compute);
+    run_iteration(r, steps);
+    CUDA_CHECK(cudaDeviceSynchronize());
+    runner.set_identity_experts(false);
+    std::vector<std::int64_t> tokens;
+    for (int i = 0; i < 16; ++i) tokens.push_back(T * i / 16);
+    tokens.push_back(T - 1);
+    const std::string failure = compare_rows(
+        tokens, rows_to_host(s.normed, tokens, H), rows_to_host(alltoall ? s.moe_out : s.r[0], tokens, H),
+        s.host_slot_weight, static_cast<std::size_t>(s.shape.top_k), static_cast<std::size_t>(H),
+        checked[static_cast<std::size_t>(r)]);
+    if (!failure.empty()) failures[static_cast<std::size_t>(r)] = "rank " + std::to_string(r) + " " + failure;
+  });
+  const std::string name = transport == Transport::COPY_ENGINE ? "copy-engine" : "NCCL";
+  CheckResult result;
+  std::int64_t total = 0;
+  for (std::size_t r = 0; r < failures.size(); ++r) {
+    total += checked[r];
+    if (failures[r].empty()) continue;
+    result.passed = false;
+    result.detail += (result.detail.empty() ? "" : "; ") + failures[r];
+  }
+  result.detail = result.passed ? name + " identity-expert data path: " + std::to_string(total) +
+                                      " values on sampled tokens of every rank equal x·Σw"
+                                : name + " identity-expert data path wrong: " + result.detail;
+  return result;
+}
+
+CheckResult Stack::check_finite(ScheduleKind kind) {
+  CheckResult result;
+  std::int64_t bad = 0, total = 0;
+  for (int r = 0; r < config_.gpus; ++r) {
+    RankRunner& runner = *runners_[static_cast<std::size_t>(r)];
+    runner.configure(kind, PassMode::FULL);
+    CUDA_CHECK(cudaSetDevice(devices_[static_cast<std::size_t>(r)]));
+    CUDA_CHECK(cudaDeviceSynchronize());
+    for (const DeviceBuffer* buffer : runner.final_outputs()) {
+      const std::size_t count = static_cast<std::size_t>(config_.tokens * config_.model.hidden);
+      std::vector<bf16_t> host(count);
+      CUDA_CHECK(cudaMemcpy(host.data(), buffer->get(), count * 2, cudaMemcpyDeviceToHost));
+      for (bf16_t v : host) bad += std::isfinite(bf16_to_float(v)) ? 0 : 1;
+      total += static_cast<std::int64_t>(count);
+    }
+  }
+  result.passed = bad == 0;
+  result.detail = std::to_string(bad) + " of " + std::to_string(total) + " final hidden values are NaN/Inf";
+  return result;
+}
+
+std::size_t Stack::memory_used_bytes() const {
+  std::size_t free_bytes = 0, total_bytes = 0;
+  CUDA_CHECK(cudaSetDevice(devices_.front()));
+  CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total_bytes));
+  return total_bytes - free_bytes;
+}
+
+}  // namespace moesim::kernels::layer

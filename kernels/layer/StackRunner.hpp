@@ -1,0 +1,61 @@
+#pragma once
+/**
+ * @file A configuration on G GPUs: one host thread per GPU (as one process per GPU would be), one
+ * NCCL communicator per GPU, the identity data-path check, and timed passes of the L-layer stack.
+ */
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "LayerOps.hpp"
+
+namespace moesim::kernels::layer {
+
+/** @brief Per-iteration milliseconds of one pass: [iteration][rank]. */
+struct PassTimes {
+  std::vector<std::vector<double>> ms;
+  /** @brief Iteration time = the slowest rank's. */
+  std::vector<double> stack_ms() const;
+  /** @brief Each rank's samples. */
+  std::vector<double> rank_ms(int rank) const;
+};
+
+struct CheckResult {
+  bool passed = true;
+  std::string detail;
+};
+
+class Stack {
+ public:
+  /** @param devices GPU ordinals, one per rank. */
+  Stack(const RunConfig& config, const std::vector<int>& devices, const std::vector<TokenRouting>& routing);
+  ~Stack();
+  Stack(const Stack&) = delete;
+  Stack& operator=(const Stack&) = delete;
+
+  /** @brief permute → dispatch → identity experts → combine → unpermute gives x·Σw (sampled tokens). */
+  CheckResult check_data_path(Transport transport);
+  /** @brief warmup + iters timed iterations of `steps` under (kind, mode). */
+  PassTimes time_pass(ScheduleKind kind, PassMode mode, const std::vector<Step>& steps);
+  /** @brief No NaN/Inf in the stack's output after the last full pass of `kind`. */
+  CheckResult check_finite(ScheduleKind kind);
+  /** @brief Bytes of device memory in use on the first GPU (for the log). */
+  std::size_t memory_used_bytes() const;
+
+ private:
+  /** @brief Runs fn(rank) on one thread per rank; the first exception is rethrown after all joined. */
+  void on_every_rank(const std::function<void(int)>& fn);
+  void run_iteration(int rank, const std::vector<Step>& steps);
+
+  const RunConfig& config_;
+  std::vector<int> devices_;
+  std::vector<AlltoallPlan> alltoall_plans_;
+  std::vector<AllreducePlan> allreduce_plans_;
+  std::vector<std::unique_ptr<RankState>> states_;
+  std::vector<std::unique_ptr<RankRunner>> runners_;
+  std::unique_ptr<SpinBarrier> barrier_;
+  World world_;
+};
+
+}  // namespace moesim::kernels::layer

@@ -1,0 +1,282 @@
+// layer_runner: a real multi-GPU MoE transformer layer stack (L layers, forward), run under the
+// schedules the simulator models (regular, FarSkip, FarSkip with copy-engine all-to-all), so that
+// `moesim validate --measured` can compare simulated and measured times. The op order per layer is
+// schedules/src/Layers.cpp's (see layer/Schedule.hpp); one host thread per GPU launches that GPU's
+// work; the token→expert routing is fixed on the host at setup (layer/Routing.hpp).
+//
+// Per configuration and schedule: the stack (full), the stack with every collective replaced by a
+// local copy of the received bytes (compute-only), and once per configuration the regular
+// schedule's collectives alone (comm-only). exposed = stack − compute-only; overlap% =
+// 100·clamp(1 − exposed/comm-only, 0, 1).
+#include <algorithm>
+#include <iostream>
+#include <stdexcept>
+
+#include "BenchRunner.hpp"
+#include "LtMatmul.hpp"
+#include "StackRunner.hpp"
+
+namespace moesim::kernels::layer {
+namespace {
+
+struct Options {
+  std::string model_file, moe_comm = "alltoall", routing = "balanced",
+                          schedules = "regular,farskip,farskip-ce";
+  std::string sync_splits = "on", check = "on", attention = "unfused", json_path;
+  std::int64_t gpus = 1, first_gpu = 0, tokens = 8192, seq = 4096, layers = 4, seed = 1, warmup = 5,
+               iters = 20;
+};
+
+void declare(ArgParser& p, Options& o) {
+  p.add_string("model", 0, &o.model_file, "model file (models/specs/NAME.json)");
+  p.add_int("gpus", 'g', &o.gpus, "GPUs (= EP; = TP too with --moe-comm allreduce)", 1);
+  p.add_int("first-gpu", 0, &o.first_gpu, "first GPU ordinal", 0);
+  p.add_string("moe-comm", 0, &o.moe_comm,
+               "alltoall (EP, phase forward) or allreduce (TP=EP, phase prefill)");
+  p.add_int("tokens", 0, &o.tokens, "tokens per rank (allreduce: the replicated batch)", 1);
+  p.add_int("seq", 0, &o.seq, "sequence length (tokens / seq causal sequences)", 1);
+  p.add_int("layers", 0, &o.layers, "layers in the stack", 1);
+  p.add_string("routing", 0, &o.routing, "balanced, uniform or zipf:S");
+  p.add_int("seed", 0, &o.seed, "seed of routing, weights and inputs", 0);
+  p.add_string("schedules", 0, &o.schedules, "comma list of regular, farskip, farskip-ce");
+  p.add_string("sync-splits", 0, &o.sync_splits, "on|off: host sync on the split sizes before Dispatch");
+  p.add_string("check", 0, &o.check, "on|off: identity data-path check and NaN/Inf scan");
+  p.add_string("attention", 0, &o.attention, "attention implementation: unfused");
+  p.add_int("warmup_iters", 'w', &o.warmup, "untimed iterations per pass", 0);
+  p.add_int("iters", 'n', &o.iters, "timed iterations per pass", 1);
+  p.add_string("output_file", 'J', &o.json_path,
+               "JSON result file (never overwritten: name.N is used instead)");
+}
+
+bool on_off(const std::string& name, const std::string& value) {
+  if (value == "on") return true;
+  if (value == "off") return false;
+  throw ArgError("--" + name + " " + value + ": expected on or off");
+}
+
+RunConfig make_config(const Options& o) {
+  RunConfig c;
+  if (o.model_file.empty()) throw ArgError("--model is required");
+  c.model_file = o.model_file;
+  c.model = load_layer_model(o.model_file);  // ModelFileError: one line, exit 2
+  try {
+    c.comm = parse_moe_comm(o.moe_comm);
+    c.routing = parse_routing(o.routing);
+    c.schedules = parse_schedules(o.schedules, c.comm);
+  } catch (const std::invalid_argument& error) {
+    throw ArgError(error.what());
+  }
+  c.gpus = static_cast<int>(o.gpus);
+  c.layers = static_cast<int>(o.layers);
+  c.tokens = o.tokens;
+  c.seq = o.seq;
+  c.seed = static_cast<std::uint64_t>(o.seed);
+  c.sync_splits = on_off("sync-splits", o.sync_splits);
+  c.check = on_off("check", o.check);
+  c.attention = o.attention;
+  const auto& names = attention_implementations();
+  if (std::find(names.begin(), names.end(), c.attention) == names.end())
+    throw ArgError("--attention " + c.attention + ": expected unfused");
+  c.warmup = static_cast<int>(o.warmup);
+  c.iters = static_cast<int>(o.iters);
+  if (c.tokens % c.seq != 0)
+    throw ArgError("--tokens must be a multiple of --seq (whole sequences per rank)");
+  check_expert_parallel(c.model, c.gpus, c.model_file);
+  (void)slice_for_tp(c.model, c.tp(), c.model_file);
+  return c;
+}
+
+JsonValue three(const SampleStats& s) {
+  JsonValue v = JsonValue::object();
+  v.set("p50", s.p50);
+  v.set("min", s.min);
+  v.set("p99", s.p99);
+  return v;
+}
+
+struct Measured {
+  ScheduleKind kind;
+  SampleStats stack, compute_only;
+  std::vector<double> rank_p50;
+  CheckResult check;
+};
+
+JsonValue matrix_json(const std::vector<std::vector<std::int64_t>>& matrix) {
+  JsonValue rows = JsonValue::array();
+  for (const auto& row : matrix) {
+    JsonValue r = JsonValue::array();
+    for (std::int64_t v : row) r.push_back(static_cast<long long>(v));
+    rows.push_back(r);
+  }
+  return rows;
+}
+
+JsonValue record(const RunConfig& c, const Measured& m, const SampleStats& comm_only, const JsonValue& matrix,
+                 const Measured* regular) {
+  JsonValue r = JsonValue::object();
+  r.set("model", c.model.name);
+  r.set("model_file", c.model_file);
+  r.set("moe_comm", c.comm == MoeComm::ALLTOALL ? "alltoall" : "allreduce");
+  r.set("phase", c.phase());
+  r.set("schedule", to_string(m.kind));
+  r.set("gpus", c.gpus);
+  r.set("ep", c.gpus);
+  r.set("tp", c.tp());
+  r.set("layers", c.layers);
+  r.set("tokens_per_rank", static_cast<long long>(c.tokens));
+  r.set("seq", static_cast<long long>(c.seq));
+  r.set("dtype", "bf16");
+  r.set("routing", c.routing.text);
+  r.set("seed", static_cast<unsigned long long>(c.seed));
+  r.set("sync_splits", c.sync_splits);
+  r.set("attention", c.attention);
+  r.set("tokens_to_expert", matrix);
+  r.set("iterations", c.iters);
+  r.set("warmup", c.warmup);
+  r.set("stack_ms", three(m.stack));
+  JsonValue ranks = JsonValue::array();
+  for (double v : m.rank_p50) ranks.push_back(v);
+  r.set("per_rank_p50_ms", ranks);
+  r.set("compute_only_ms", three(m.compute_only));
+  r.set("comm_only_ms", three(comm_only));
+  const double exposed = m.stack.p50 - m.compute_only.p50;
+  r.set("exposed_comm_ms", exposed);
+  const double overlap = comm_only.p50 > 0 ? std::clamp(1.0 - exposed / comm_only.p50, 0.0, 1.0) : 0.0;
+  r.set("overlap_pct", 100.0 * overlap);
+  if (m.kind != ScheduleKind::REGULAR && regular != nullptr)
+    r.set("speedup_vs_regular", regular->stack.p50 / m.stack.p50);
+  JsonValue check = JsonValue::object();
+  check.set("passed", m.check.passed);
+  check.set("detail", m.check.detail);
+  r.set("check", check);
+  return r;
+}
+
+std::vector<TextColumn> columns() {
+  return {{"schedule", "", 10}, {"stack", "ms", 9}, {"min", "ms", 9},     {"p99", "ms", 9},
+          {"compute", "ms", 9}, {"comm", "ms", 9},  {"exposed", "ms", 9}, {"overlap", "%", 7},
+          {"speedup", "x", 7},  {"check", "", 5}};
+}
+
+Measured measure(Stack& stack, const RunConfig& c, ScheduleKind kind, const CheckResult& path_check) {
+  Measured m;
+  m.kind = kind;
+  const std::vector<Step> steps = forward_steps(c.comm, kind, c.layers, c.sync_splits);
+  const PassTimes full = stack.time_pass(kind, PassMode::FULL, steps);
+  m.stack = summarize(full.stack_ms());
+  for (int r = 0; r < c.gpus; ++r) m.rank_p50.push_back(summarize(full.rank_ms(r)).p50);
+  m.check = path_check;
+  if (c.check) {
+    const CheckResult finite = stack.check_finite(kind);
+    m.check.passed = m.check.passed && finite.passed;
+    m.check.detail += (m.check.detail.empty() ? "" : "; ") + finite.detail;
+  }
+  m.compute_only = summarize(stack.time_pass(kind, PassMode::COMPUTE_ONLY, steps).stack_ms());
+  return m;
+}
+
+bool run(const RunConfig& c, const std::vector<int>& devices, ResultLog& log) {
+  const auto routing = route_tokens(c.routing, c.seed, c.comm == MoeComm::ALLTOALL ? c.gpus : 1, c.tokens,
+                                    static_cast<int>(c.model.experts), c.top_k());
+  const JsonValue matrix = matrix_json(tokens_to_expert(routing, static_cast<int>(c.model.experts)));
+  Stack stack(c, devices, routing);
+  log.comment("device memory in use on GPU " + std::to_string(devices.front()) +
+              " after setup: " + std::to_string(stack.memory_used_bytes() >> 20) + " MiB");
+  CheckResult nccl_check{true, "check off"}, ce_check{true, "check off"};
+  if (c.check) {
+    nccl_check = stack.check_data_path(Transport::NCCL);
+    if (std::find(c.schedules.begin(), c.schedules.end(), ScheduleKind::FARSKIP_CE) != c.schedules.end())
+      ce_check = stack.check_data_path(Transport::COPY_ENGINE);
+  }
+  std::vector<Measured> measured;
+  for (ScheduleKind kind : c.schedules)
+    measured.push_back(measure(stack, c, kind, kind == ScheduleKind::FARSKIP_CE ? ce_check : nccl_check));
+  const SampleStats comm_only =
+      summarize(stack.time_pass(ScheduleKind::REGULAR, PassMode::COMM_ONLY, comm_only_steps(c.comm, c.layers))
+                    .stack_ms());
+  const Measured* regular = nullptr;
+  for (const Measured& m : measured)
+    if (m.kind == ScheduleKind::REGULAR) regular = &m;
+  bool pass = true;
+  log.start_table(TextTable(columns()));
+  for (const Measured& m : measured) {
+    const JsonValue r = record(c, m, comm_only, matrix, regular);
+    const JsonValue* speedup = r.find("speedup_vs_regular");
+    log.add_row(
+        {to_string(m.kind), format_fixed(m.stack.p50, 3), format_fixed(m.stack.min, 3),
+         format_fixed(m.stack.p99, 3), format_fixed(m.compute_only.p50, 3), format_fixed(comm_only.p50, 3),
+         format_fixed(r.find("exposed_comm_ms")->as_double(), 3),
+         format_fixed(r.find("overlap_pct")->as_double(), 1),
+         speedup != nullptr ? format_fixed(speedup->as_double(), 3) : "-", m.check.passed ? "OK" : "FAIL"},
+        r);
+    if (!m.check.passed) log.warning(to_string(m.kind) + ": " + m.check.detail);
+    pass = pass && m.check.passed;
+  }
+  return pass;
+}
+
+std::vector<int> devices_for(const Options& o) {
+  int available = 0;
+  CUDA_CHECK(cudaGetDeviceCount(&available));
+  if (o.first_gpu + o.gpus > available)
+    throw ArgError("asked for " + std::to_string(o.gpus) + " GPUs from " + std::to_string(o.first_gpu) +
+                   " but " + std::to_string(available) + " are visible");
+  std::vector<int> devices;
+  for (std::int64_t i = 0; i < o.gpus; ++i) devices.push_back(static_cast<int>(o.first_gpu + i));
+  return devices;
+}
+
+int main_body(int argc, char** argv) {
+  Options o;
+  ArgParser parser("layer_runner",
+                   "MoE transformer layer stack on G GPUs under regular and FarSkip schedules");
+  declare(parser, o);
+  try {
+    if (!parser.parse(argc, argv)) {
+      std::cout << parser.usage();
+      return 0;
+    }
+  } catch (const ArgError& error) {
+    std::cerr << "error: " << error.what() << "\n" << parser.usage();
+    return 2;
+  }
+  RunConfig config;
+  std::vector<int> devices;
+  try {
+    config = make_config(o);
+    devices = devices_for(o);
+  } catch (const ArgError& error) {
+    std::cerr << "error: " << error.what() << "\n";
+    return 2;
+  } catch (const ModelFileError& error) {
+    std::cerr << "error: " << error.what() << "\n";
+    return 2;
+  }
+  ResultLog log(ToolIdentity{"layer_runner", MOESIM_KERNELS_VERSION, MOESIM_GIT_SHA}, parser.command_line(),
+                parser.values_as_json(), std::cout, o.json_path);
+  log_run_header(log, "layer_runner: MoE layer stack, " + config.model.name, parser.command_line(), devices,
+                 {{"cuBLASLt", blaslt_version()}, {"NCCL", nccl_version_text()}});
+  log.add_context("routing_source", "host (gate kernels timed, choice overridden)");
+  log.add_context("attention", config.attention);
+  log.comment(
+      "routing from the host (gate kernels timed, choice overridden); times in ms, slowest rank per "
+      "iteration");
+  const bool pass = run(config, devices, log);
+  log_end_clocks(log, devices);
+  log.set_summary("pass", pass);
+  log.finish();
+  return pass ? 0 : 1;
+}
+
+}  // namespace
+}  // namespace moesim::kernels::layer
+
+int main(int argc, char** argv) {
+  try {
+    return moesim::kernels::layer::main_body(argc, argv);
+  } catch (const std::exception& error) {
+    std::cerr << "error: " << error.what() << "\n";
+    std::cout << "# error: " << error.what() << "\n" << std::flush;
+    return 1;
+  }
+}
