@@ -2,7 +2,7 @@
 # Builds kernels/ on a GPU node and runs the chosen suites; everything lands in OUT_DIR.
 #
 #   kernels/tools/run_calibration.sh OUT_DIR LABEL SUITE...
-#   SUITE: gemm grouped_gemm attention torch_sdpa memory launch persistent persistent2
+#   SUITE: gemm gemm_first grouped_gemm attention torch_sdpa memory launch persistent persistent2
 #          collectives2 collectives4 contention1 contention2 contention4 contention4_priority
 #          nccl_info4 (NCCL_DEBUG=INFO init log: channels) torch_collectives4 (after collectives4)
 #          torch_gemm (after gemm)   gemm_check (3 alternating rounds of gemm + torch_gemm,
@@ -54,6 +54,7 @@ pack() {  # after every suite, so a run cut short still returns what finished
 for suite in "$@"; do
   case $suite in
     gemm) run gemm "$build/gemm_bench" -w 5 -n 30 -G 64 ;;
+    gemm_first) run gemm_first "$build/gemm_bench" -w 5 -n 30 -G 64 --algos 1 ;;  # the heuristic's first pick, as the layer runner uses
     grouped_gemm) run grouped_gemm "$build/grouped_gemm_bench" -w 3 -n 20 -G 64 ;;
     attention) run attention "$build/attention_bench" -w 2 -n 10 ;;
     memory) run memory "$build/memory_bench" -w 3 -n 20 -G 64 ;;
