@@ -55,12 +55,19 @@ void add_scenario_options(CLI::App& sub, ScenarioOptions& o) {
                  "foldmoe schedules (tutel, aaam, 1a1m, 1a1m-uniform): overlap degree d (micro-batches per "
                  "sequence), or auto to simulate d = 2..16 dividing seq/tp and keep the fastest")
       ->capture_default_str();
+  sub.add_option("--jitter", o.jitter,
+                 "Straggler/jitter delays: none | rank:MEDIAN_US,P95_US (each GPU starts late) | "
+                 "op:MEDIAN_US,P95_US (every launch) | table2-vm | table2-hpc (FlashMoE Table 2 presets)")
+      ->capture_default_str();
+  sub.add_option("--repeat", o.repeat, "Monte-Carlo runs with jitter seeds seed..seed+N-1; prints p50/p95")
+      ->capture_default_str();
 }
 
 schedules::Scenario baseline_of(const schedules::Scenario& primary, const std::string& schedule) {
   schedules::Scenario other = primary;
   other.schedule = schedule;
   other.options.clear();
+  other.noise = primary.noise;
   for (const char* shared : {"sync_splits", "shared_overlap"}) {
     if (auto it = primary.options.find(shared); it != primary.options.end()) other.options.insert(*it);
   }
@@ -90,6 +97,7 @@ schedules::Scenario make_scenario(const ScenarioOptions& o) {
   s.workload.capacity_factor = o.capacity_factor;
   s.workload.layers = o.layers;
   s.per_rank = o.per_rank;
+  s.noise = schedules::parse_jitter(o.jitter, o.repeat);
   if (o.degree != "auto") {
     std::size_t used = 0;
     int d = 0;

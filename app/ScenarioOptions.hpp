@@ -24,6 +24,8 @@ struct ScenarioOptions {
   std::vector<std::string> opts;
   bool per_rank = false;
   std::string degree = "auto";  ///< foldmoe schedules: overlap degree N, or auto
+  std::string jitter = "none";  ///< straggler/jitter injection (schedules::parse_jitter)
+  int repeat = 1;               ///< Monte-Carlo runs
 };
 
 void add_scenario_options(CLI::App& sub, ScenarioOptions& o);

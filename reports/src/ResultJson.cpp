@@ -64,6 +64,23 @@ nlohmann::json metrics_json(const schedules::SimulationResult& r) {
   m["sm_busy_pct"] = pct(r.sm_busy_pct);
   m["mfu_pct"] = pct(r.mfu_pct);
   m["tokens_per_s"] = std::round(r.tokens_per_s);
+  m["sm_util_pct"] = pct(r.sm_util_pct);
+  if (r.kernels_per_rank > 0) {
+    m["flashmoe"] = {{"kernels_per_rank", r.kernels_per_rank},
+                     {"dispatch_bytes", r.dispatch_bytes},
+                     {"dispatch_routed_bytes", r.dispatch_routed_bytes},
+                     {"dispatch_padded_bytes", r.dispatch_padded_bytes},
+                     {"symmetric_tensor_bytes", r.symmetric_tensor_bytes}};
+  }
+  if (r.repeat_layer_ms.size() > 1 || r.noise.scope != sim::JitterScope::NONE) {
+    m["noise"] = {{"repeat", r.repeat_layer_ms.size()},
+                  {"scope", r.noise.scope == sim::JitterScope::RANK_START ? "rank" : "op"},
+                  {"preset", r.noise.preset},
+                  {"median_us", r.noise.median_us},
+                  {"p95_us", r.noise.p95_us},
+                  {"layer_ms_p50", ms(r.layer_ms_p50)},
+                  {"layer_ms_p95", ms(r.layer_ms_p95)}};
+  }
   return m;
 }
 

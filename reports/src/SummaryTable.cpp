@@ -54,6 +54,22 @@ void print_summary(std::ostream& out, const std::vector<const schedules::Simulat
       if (pct >= 0.5) line += fmt::format("{}{} {:.1f}%", line.empty() ? "" : ", ", cat, pct);
     }
     out << "# critical path (" << r->scenario.schedule << "): " << line << "\n";
+    if (r->kernels_per_rank > 0) {
+      out << fmt::format(
+          "# FlashMoE ({}): {} GPU ops/rank/layer, SM util {:.1f}%, Dispatch {:.4g} MB sent "
+          "(payload-efficient {:.4g}, "
+          "padded {:.4g}), symmetric tensor {:.4g} GiB/GPU\n",
+          r->scenario.schedule, r->kernels_per_rank, r->sm_util_pct, r->dispatch_bytes / 1e6,
+          r->dispatch_routed_bytes / 1e6, r->dispatch_padded_bytes / 1e6,
+          r->symmetric_tensor_bytes / (1024.0 * 1024 * 1024));
+    }
+    if (r->repeat_layer_ms.size() > 1 || r->noise.scope != sim::JitterScope::NONE) {
+      out << fmt::format(
+          "# noise ({}): {} runs, jitter median {:.1f} us p95 {:.1f} us{}: layer p50 {:.3f} ms, p95 {:.3f} "
+          "ms\n",
+          r->scenario.schedule, r->repeat_layer_ms.size(), r->noise.median_us, r->noise.p95_us,
+          r->noise.preset.empty() ? "" : " (" + r->noise.preset + ")", r->layer_ms_p50, r->layer_ms_p95);
+    }
     if (r->farskip_bound && r->scenario.schedule == "farskip") {
       const auto& b = *r->farskip_bound;
       out << fmt::format(

@@ -1,13 +1,16 @@
 #include "moesim/schedules/Simulation.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <map>
 
+#include "FlashMoePlan.hpp"
 #include "FoldPipeline.hpp"
 #include "Layers.hpp"
 #include "moesim/common/Check.hpp"
 #include "moesim/common/Error.hpp"
 #include "moesim/schedules/CostModel.hpp"
+#include "moesim/schedules/FlashMoe.hpp"
 #include "moesim/schedules/FoldMoe.hpp"
 #include "moesim/sim/Engine.hpp"
 
@@ -22,6 +25,8 @@ const std::vector<ScheduleInfo>& schedule_catalog() {
       {"transport", "nccl|copy_engine",
        "all-to-alls as NCCL/RCCL kernels (default; they hold SMs) or as peer copies by the copy engines (no "
        "SMs; needs the profile's copy_engine all_to_all tables)"}};
+  static const OptionDoc flash_payload = {"payload", "efficient|padded",
+                                          "override the baseline's padding (NCCL ones pad to capacity)"};
   static const std::vector<ScheduleInfo> catalog = {
       {"regular",
        "Blocking MoE communication: Dispatch/Combine all-to-alls (training) or TP/EP all-reduces (prefill); "
@@ -60,6 +65,35 @@ const std::vector<ScheduleInfo>& schedule_catalog() {
        "FoldMoE (FoldMoE §4.2): 1a1m with Algorithm 1's quick-start time-uniform attention slices and a "
        "token buffer in front of d uniform MoE micro-batches (--degree N|auto)",
        {}},
+      {"megakernel",
+       "FlashMoE (NeurIPS'25): one persistent kernel per GPU per MoE layer; fused gate; GEMM0/GEMM1/combine "
+       "tile "
+       "tasks on blocks-1 processors; one-sided per-tile Dispatch/Combine, no barrier (forward, one MoE "
+       "layer)",
+       {{"blocks", "N", "thread blocks, one per SM (default: the GPU's SMs); blocks-1 are processors"},
+        {"tile_m", "N", "tile rows bM (default 128)"},
+        {"tile_n", "N", "tile columns bN (default 64)"},
+        {"payload", "efficient|padded", "send routed rows only (default) or pad every expert to capacity"},
+        {"math", "dtype|tf32", "GEMM tiles at the --dtype peak (default) or on TF32 tensor cores"},
+        {"task_ns", "N", "per-task dispatch cost (default 569: measured persistent-kernel queue on H100)"}}},
+      {"comet",
+       "FlashMoE baseline: COMET, 33 GPU ops/layer (Table 1), peer copies, experts as grouped GEMMs",
+       {flash_payload}},
+      {"megatron-cutlass",
+       "FlashMoE baseline: Megatron-LM + CUTLASS grouped GEMM, 85 GPU ops, NCCL all-to-all",
+       {flash_payload}},
+      {"megatron-te",
+       "FlashMoE baseline: Megatron-LM + Transformer Engine, 261 GPU ops, NCCL all-to-all",
+       {flash_payload}},
+      {"megatron-deepep",
+       "FlashMoE baseline: Megatron-LM + DeepEP, 432 GPU ops, NVSHMEM dispatch kernels",
+       {flash_payload}},
+      {"deepspeed-moe",
+       "FlashMoE baseline: DeepSpeed-MoE, 550 GPU ops, NCCL all-to-all, capacity padding",
+       {flash_payload}},
+      {"fastermoe",
+       "FlashMoE baseline: FasterMoE, N-1 pairwise exchange rounds pipelined with expert chunks",
+       {flash_payload}},
   };
   return catalog;
 }
@@ -81,13 +115,26 @@ struct Built {
   bool symmetric = false;
   int degree = 0;
   std::vector<std::int64_t> attention_slices;
+  detail::FlashBuilt flash;
 };
 
 Built build(const Scenario& s) {
   find_schedule(s.schedule);
+  if (is_flashmoe_schedule(s.schedule)) {
+    if (s.workload.phase != Phase::FORWARD)
+      throw ConfigError("", "--phase",
+                        "= " + to_string(s.workload.phase) + ": --schedule " + s.schedule +
+                            " models one MoE layer's forward pass: use --phase forward");
+    Built out;
+    out.flash = s.schedule == "megakernel" ? detail::build_megakernel(s) : detail::build_flash_baseline(s);
+    out.program = out.flash.program;
+    out.flops_rank0 = out.flash.flops_rank0;
+    out.symmetric = out.flash.symmetric;
+    return out;
+  }
   if (is_foldmoe_schedule(s.schedule)) {
     auto fold = detail::build_foldmoe(s);
-    return Built{fold.program, fold.flops_rank0, fold.symmetric, fold.degree, fold.slices};
+    return Built{fold.program, fold.flops_rank0, fold.symmetric, fold.degree, fold.slices, {}};
   }
   const bool farskip = s.schedule == "farskip";
   const int layers = simulated_layers(s);
@@ -129,6 +176,7 @@ std::optional<FarSkipBound> farskip_bound(const SimulationResult& r) {
     if (backward || layer < 0 || !r.scenario.model.is_moe_layer(layer)) continue;
     const auto& t = r.run.ops[i];
     auto& b = per_layer[layer];
+    if (op.kind != sim::OpKind::COLLECTIVE && op.kind != sim::OpKind::KERNEL) continue;
     if (op.is_comm()) {
       double ms = static_cast<double>(t.end - t.data_start) / 1e6;
       if (op.category == "dispatch") b.dispatch_ms += ms;
@@ -156,6 +204,52 @@ std::optional<FarSkipBound> farskip_bound(const SimulationResult& r) {
   return mean;
 }
 
+/** Share of SM-time with a resident block, per rank, averaged (see SimulationResult::sm_util_pct). */
+double sm_util_pct(const SimulationResult& r, const sim::GpuResources& gpu) {
+  const auto& ops = r.program->ops();
+  std::vector<double> busy(static_cast<std::size_t>(r.world), 0.0);
+  for (std::size_t i = 0; i < ops.size(); ++i) {
+    const auto& op = ops[i];
+    const auto& t = r.run.ops[i];
+    double share = 0;
+    if (op.kind == sim::OpKind::KERNEL) share = op.work.sm_fraction;
+    if (op.kind == sim::OpKind::POOL) share = static_cast<double>(op.pool_sms) / gpu.sm_count;
+    if (op.kind == sim::OpKind::COLLECTIVE &&
+        r.program->collectives()[static_cast<std::size_t>(op.collective)].transport ==
+            sim::Transport::SM_KERNEL)
+      share = static_cast<double>(gpu.comm_sms) / gpu.sm_count;
+    busy[static_cast<std::size_t>(op.rank)] += share * static_cast<double>(t.end - t.start);
+  }
+  double total = 0;
+  for (int rank : r.program->simulated_ranks()) {
+    total += std::min(1.0, busy[static_cast<std::size_t>(rank)] / static_cast<double>(r.run.makespan_ns));
+  }
+  return r.run.makespan_ns > 0 ? 100.0 * total / static_cast<double>(r.program->simulated_ranks().size())
+                               : 0.0;
+}
+
+/** Runs the program noise.repeat times (jitter seed workload.seed + j); keeps run 0, records quantiles. */
+sim::RunResult run_repeats(const sim::Platform& platform, const sim::Program& program, SimulationResult& r) {
+  const Noise& noise = r.noise;
+  sim::RunResult first;
+  for (int j = 0; j < std::max(1, noise.repeat); ++j) {
+    sim::JitterSpec jitter{noise.scope, noise.median_us * 1e3, noise.p95_us * 1e3,
+                           r.scenario.workload.seed + j};
+    sim::RunResult run = sim::run(platform, program, jitter);
+    r.repeat_layer_ms.push_back(static_cast<double>(run.makespan_ns) / 1e6 / r.layers);
+    if (j == 0) first = std::move(run);
+  }
+  std::vector<double> sorted = r.repeat_layer_ms;
+  std::sort(sorted.begin(), sorted.end());
+  auto nearest_rank = [&](double q) {
+    auto k = static_cast<std::size_t>(std::ceil(q * static_cast<double>(sorted.size())));
+    return sorted[std::min(sorted.size(), std::max<std::size_t>(k, 1)) - 1];
+  };
+  r.layer_ms_p50 = nearest_rank(0.5);
+  r.layer_ms_p95 = nearest_rank(0.95);
+  return first;
+}
+
 SimulationResult simulate_one(const Scenario& scenario) {
   validate(scenario);
   SimulationResult r;
@@ -164,11 +258,22 @@ SimulationResult simulate_one(const Scenario& scenario) {
   r.program = built.program;
   r.symmetric = built.symmetric;
   r.world = group_size(scenario);
-  r.layers = simulated_layers(scenario);
+  r.layers = is_flashmoe_schedule(scenario.schedule) ? 1 : simulated_layers(scenario);
   sim::check_acyclic(*r.program);
   sim::Platform platform = make_platform(scenario.hw, node_count(scenario));
-  r.run = sim::run(platform, *r.program);
+  r.noise = resolve_noise(scenario);
+  r.run = run_repeats(platform, *r.program, r);
   r.analysis = sim::analyze(*r.program, r.run);
+  r.kernels_per_rank = built.flash.kernels_per_rank;
+  r.dispatch_bytes = built.flash.network_bytes;
+  r.dispatch_routed_bytes = built.flash.routed_bytes;
+  r.dispatch_padded_bytes = built.flash.padded_bytes;
+  if (scenario.schedule == "megakernel") {
+    const int tile_m = detail::option_int(scenario, "tile_m", 128, 16, 1024);
+    r.symmetric_tensor_bytes =
+        symmetric_tensor_bytes(scenario.workload.tokens, scenario.model.moe.experts, scenario.model.hidden,
+                               models::bytes_per_element(scenario.workload.dtype), tile_m);
+  }
   r.step_ms = static_cast<double>(r.run.makespan_ns) / 1e6;
   r.layer_ms = r.step_ms / r.layers;
   for (const auto& m : r.analysis.ranks) {
@@ -195,6 +300,7 @@ SimulationResult simulate_one(const Scenario& scenario) {
       static_cast<double>(scenario.workload.tokens) * (replicated ? 1 : holders) * scenario.parallel.dp;
   r.tokens_per_s = r.step_ms > 0 ? tokens / (r.step_ms / 1e3) : 0.0;
   r.farskip_bound = farskip_bound(r);
+  r.sm_util_pct = sm_util_pct(r, platform.gpu);
   r.degree = built.degree;
   r.attention_slices = std::move(built.attention_slices);
   return r;
@@ -202,7 +308,9 @@ SimulationResult simulate_one(const Scenario& scenario) {
 
 }  // namespace
 
-SimulationResult simulate(const Scenario& scenario) {
+SimulationResult simulate(const Scenario& input) {
+  Scenario scenario = input;
+  if (scenario.noise.scope != sim::JitterScope::NONE) scenario.per_rank = true;  // stragglers differ per rank
   validate(scenario);
   if (scenario.degree != 0 || !has_overlap_degree(scenario.schedule)) return simulate_one(scenario);
   std::vector<std::pair<int, double>> curve;

@@ -22,11 +22,12 @@ OpGraph build_graph(const Program& program) {
   for (OpId id = 0; id < static_cast<OpId>(ops.size()); ++id) {
     const Op& op = ops[static_cast<std::size_t>(id)];
     for (OpId d : op.deps) boost::add_edge(static_cast<std::size_t>(d), static_cast<std::size_t>(id), g);
-    if (op.kind != OpKind::HOST) {
+    if (op.kind != OpKind::HOST && op.is_host_launched()) {
       auto [it, fresh] = last_on_stream.try_emplace({op.rank, op.stream}, id);
       if (!fresh) boost::add_edge(static_cast<std::size_t>(it->second), static_cast<std::size_t>(id), g);
       it->second = id;
     }
+    if (!op.is_host_launched()) continue;
     auto [h, first] = last_on_host.try_emplace(op.rank, id);
     if (!first) boost::add_edge(static_cast<std::size_t>(h->second), static_cast<std::size_t>(id), g);
     h->second = id;
@@ -67,8 +68,8 @@ RankMetrics rank_metrics(const Program& program, const RunResult& result, int ra
     if (op.rank != rank) continue;
     const OpTiming& t = result.ops[static_cast<std::size_t>(id)];
     m.end_ns = std::max(m.end_ns, t.end);
-    m.host_launch_ns += t.launched - t.launch_begin;
-    if (op.kind == OpKind::HOST) continue;
+    if (op.is_host_launched()) m.host_launch_ns += t.launched - t.launch_begin;
+    if (op.kind == OpKind::HOST || op.kind == OpKind::TASK) continue;  // tasks run inside their pool
     (op.is_comm() ? comm : compute).emplace_back(t.start, t.end);
     m.busy_by_category[op.category] += t.end - t.start;
   }
@@ -129,7 +130,7 @@ std::vector<PathSegment> walk_critical_path(const Program& program, const RunRes
       }
       continue;
     }
-    if (op.is_comm()) {
+    if (op.kind == OpKind::COLLECTIVE) {
       path.push_back({cur, t.data_start, t.end, op.category});
       OpId last = last_arrival(program, result, cur);
       if (last != cur) {

@@ -8,9 +8,11 @@
 
 namespace moesim::sim::detail {
 
-Simulation::Simulation(const Platform& platform, const Program& program)
+Simulation::Simulation(const Platform& platform, const Program& program, const JitterSpec& jitter)
     : platform_(platform), program_(program), ops_(program.ops()) {
   program.validate();
+  if (jitter.scope != JitterScope::NONE && program.is_symmetric())
+    throw ScheduleError("jitter needs a per-rank program (every rank simulated)");
   if (program.world_size() > platform.topology.world_size()) {
     throw ScheduleError("program needs " + std::to_string(program.world_size()) +
                         " GPUs but the platform has " + std::to_string(platform.topology.world_size()));
@@ -28,13 +30,30 @@ Simulation::Simulation(const Platform& platform, const Program& program)
   hosts_.resize(static_cast<std::size_t>(program.world_size()));
   gpus_.resize(static_cast<std::size_t>(program.world_size()));
   std::vector<std::vector<OpId>> last_on_stream(static_cast<std::size_t>(program.world_size()));
+  pool_index_.assign(n, -1);
+  const auto world = static_cast<std::size_t>(program.world_size());
+  rank_start_ns_.assign(world, 0.0);
+  extra_host_ns_.assign(n, 0.0);
+  if (jitter.scope == JitterScope::RANK_START) rank_start_ns_ = draw_delays(jitter, world);
+  if (jitter.scope == JitterScope::OP_LAUNCH) extra_host_ns_ = draw_delays(jitter, n);
   for (OpId id = 0; id < static_cast<OpId>(n); ++id) {
     const Op& op = ops_[static_cast<std::size_t>(id)];
+    for (OpId d : op.deps) dependents_[static_cast<std::size_t>(d)].push_back(id);
+    deps_left_[static_cast<std::size_t>(id)] = static_cast<int>(op.deps.size());
+    if (op.kind == OpKind::POOL) {
+      pool_index_[static_cast<std::size_t>(id)] = static_cast<int>(pools_.size());
+      pools_.push_back(PoolState{false, op.processors, 0, {}, {}, 0});
+    }
+    if (op.kind == OpKind::TASK) {
+      int p = pool_index_[static_cast<std::size_t>(op.pool)];
+      pool_index_[static_cast<std::size_t>(id)] = p;
+      pools_[static_cast<std::size_t>(p)].tasks.push_back(id);
+      ++pools_[static_cast<std::size_t>(p)].remaining;
+    }
+    if (!op.is_host_launched()) continue;
     auto& host = hosts_[static_cast<std::size_t>(op.rank)];
     if (!host.queue.empty()) host_prev_[static_cast<std::size_t>(id)] = host.queue.back();
     host.queue.push_back(id);
-    for (OpId d : op.deps) dependents_[static_cast<std::size_t>(d)].push_back(id);
-    deps_left_[static_cast<std::size_t>(id)] = static_cast<int>(op.deps.size());
     if (op.kind == OpKind::HOST) continue;
     auto& last = last_on_stream[static_cast<std::size_t>(op.rank)];
     if (last.size() <= static_cast<std::size_t>(op.stream))
@@ -68,7 +87,17 @@ void Simulation::schedule(TimeNs at, EventType type, int target, std::uint64_t v
 }
 
 RunResult Simulation::run() {
-  for (int r : program_.simulated_ranks()) advance_host(r);
+  for (int r : program_.simulated_ranks()) {
+    TimeNs late = ceil_ns(rank_start_ns_[static_cast<std::size_t>(r)]);
+    if (late > 0) {
+      schedule(late, EventType::RANK_START, r);
+    } else {
+      advance_host(r);
+    }
+  }
+  for (OpId id = 0; id < static_cast<OpId>(ops_.size()); ++id) {
+    if (!ops_[static_cast<std::size_t>(id)].is_host_launched()) try_start_device(id);
+  }
   while (!events_.empty()) {
     now_ = events_.top().time;
     while (!events_.empty() && events_.top().time == now_) {
@@ -123,6 +152,18 @@ void Simulation::handle(const Event& e) {
       finish_flow(e.target);
       break;
     }
+    case EventType::TASK_DONE:
+      ++processed_;
+      finish_task(e.target);
+      break;
+    case EventType::TRANSFER_START:
+      ++processed_;
+      begin_transfer(e.target);
+      break;
+    case EventType::RANK_START:
+      ++processed_;
+      advance_host(e.target);
+      break;
   }
 }
 
@@ -147,7 +188,8 @@ void Simulation::advance_host(int rank) {
   }
   t.launch_begin = now_;
   host.busy = true;
-  schedule(now_ + ceil_ns(op.host_ns), EventType::HOST_DONE, rank);
+  schedule(now_ + ceil_ns(op.host_ns + extra_host_ns_[static_cast<std::size_t>(id)]), EventType::HOST_DONE,
+           rank);
 }
 
 void Simulation::host_done(int rank) {
@@ -188,6 +230,8 @@ void Simulation::try_start(OpId id) {
   t.start = now_;
   if (op.kind == OpKind::KERNEL) {
     start_kernel(id);
+  } else if (op.kind == OpKind::POOL) {
+    start_pool(id);
   } else {
     arrive(id);
   }
@@ -322,6 +366,10 @@ void Simulation::finish_flow(int f) {
   flow.remaining = 0;
   std::erase(active_flows_, f);
   network_dirty_ = true;
+  if (flow.transfer != NO_OP) {
+    finish_op(flow.transfer);
+    return;
+  }
   auto& st = collectives_[static_cast<std::size_t>(flow.collective)];
   for (int idx : flow.members) {
     OpId m = st.member_at[static_cast<std::size_t>(idx)];
@@ -359,6 +407,8 @@ void Simulation::finish_op(OpId id) {
     if (ops_[di].kind == OpKind::HOST) {
       auto& host = hosts_[static_cast<std::size_t>(ops_[di].rank)];
       if (host.blocked && host.queue[host.next] == d) advance_host(ops_[di].rank);
+    } else if (!ops_[di].is_host_launched()) {
+      try_start_device(d);
     } else {
       try_start(d);
     }
@@ -380,6 +430,7 @@ void Simulation::check_all_ran() const {
     if (timing_[i].end >= 0) continue;
     const Op& op = ops_[i];
     std::string why = deps_left_[i] > 0         ? "waits on a dependency that never finished"
+                      : !op.is_host_launched()  ? "waits for its pool to start"
                       : timing_[i].launched < 0 ? "was never launched by its host thread"
                       : timing_[i].start < 0    ? "waits behind its stream"
                                                 : "waits for collective peers";
@@ -394,6 +445,11 @@ void Simulation::check_all_ran() const {
 namespace moesim::sim {
 RunResult run(const Platform& platform, const Program& program) {
   detail::Simulation simulation(platform, program);
+  return simulation.run();
+}
+
+RunResult run(const Platform& platform, const Program& program, const JitterSpec& jitter) {
+  detail::Simulation simulation(platform, program, jitter);
   return simulation.run();
 }
 }  // namespace moesim::sim

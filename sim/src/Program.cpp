@@ -38,7 +38,7 @@ const std::vector<std::string>& Program::streams(int rank) const {
 
 OpId Program::push(Op op) {
   check_rank(op.rank);
-  if (op.kind != OpKind::HOST &&
+  if (op.kind != OpKind::HOST && op.is_host_launched() &&
       (op.stream < 0 || op.stream >= static_cast<int>(streams_[static_cast<std::size_t>(op.rank)].size()))) {
     throw ScheduleError("program: op '" + op.name + "' uses undeclared stream " + std::to_string(op.stream));
   }
@@ -117,6 +117,58 @@ OpId Program::add_host_op(int rank, std::string name, std::string category, doub
   op.name = std::move(name);
   op.category = std::move(category);
   op.host_ns = host_ns;
+  op.deps = std::move(deps);
+  return push(std::move(op));
+}
+
+OpId Program::add_transfer(int src, int dst, std::string name, std::string category, double bytes,
+                           Transport transport, double latency_ns, std::vector<OpId> deps) {
+  check_rank(dst);
+  if (!(bytes >= 0) || !(latency_ns >= 0))
+    throw ScheduleError("program: transfer '" + name + "' has negative bytes or latency");
+  Op op;
+  op.kind = OpKind::TRANSFER;
+  op.rank = src;
+  op.dst_rank = dst;
+  op.name = std::move(name);
+  op.category = std::move(category);
+  op.bytes = bytes;
+  op.transport = transport;
+  op.latency_ns = latency_ns;
+  op.deps = std::move(deps);
+  return push(std::move(op));
+}
+
+OpId Program::add_pool(int rank, int stream, std::string name, std::string category, int sms, int processors,
+                       double launch_ns, std::vector<OpId> deps) {
+  if (processors < 1 || sms < processors)
+    throw ScheduleError("program: pool '" + name + "' needs 1 <= processors <= sms");
+  Op op;
+  op.kind = OpKind::POOL;
+  op.rank = rank;
+  op.stream = stream;
+  op.name = std::move(name);
+  op.category = std::move(category);
+  op.pool_sms = sms;
+  op.processors = processors;
+  op.host_ns = launch_ns;
+  op.deps = std::move(deps);
+  return push(std::move(op));
+}
+
+OpId Program::add_task(OpId pool, std::string name, std::string category, double duration_ns,
+                       std::vector<OpId> deps) {
+  if (pool < 0 || pool >= static_cast<OpId>(ops_.size()) ||
+      ops_[static_cast<std::size_t>(pool)].kind != OpKind::POOL)
+    throw ScheduleError("program: task '" + name + "' names no pool");
+  if (!(duration_ns >= 0)) throw ScheduleError("program: task '" + name + "' has a negative duration");
+  Op op;
+  op.kind = OpKind::TASK;
+  op.rank = ops_[static_cast<std::size_t>(pool)].rank;
+  op.name = std::move(name);
+  op.category = std::move(category);
+  op.pool = pool;
+  op.task_ns = duration_ns;
   op.deps = std::move(deps);
   return push(std::move(op));
 }

@@ -8,7 +8,8 @@ namespace moesim::sim::detail {
 
 /*
  * One GPU, at one instant:
- *   - every SM-driven collective member holds comm_sms SMs (it spins on them even while waiting);
+ *   - every SM-driven collective member holds comm_sms SMs (it spins on them even while waiting), and
+ *     a running persistent kernel (POOL) holds its pool_sms;
  *   - compute kernels share the remaining SMs max-min fairly by their demand (sm_fraction x SMs);
  *   - while any comm kernel runs, compute also slows by compute_slowdown_with_comm (cache/HBM
  *     interference beyond the lost SMs, a calibrated residual);
@@ -20,7 +21,7 @@ void Simulation::recompute_gpu(int rank) {
   gpu.dirty = false;
   const auto& res = platform_.gpu;
   const double sms = res.sm_count;
-  const double held = std::min(sms - 1, static_cast<double>(gpu.comm_kernels) * res.comm_sms);
+  const double held = std::min(sms - 1, static_cast<double>(gpu.comm_kernels) * res.comm_sms + gpu.pool_sms);
   const double slowdown = gpu.comm_kernels > 0 ? res.compute_slowdown_with_comm : 1.0;
   std::vector<double> demand;
   for (OpId id : gpu.fluid_kernels)
@@ -49,8 +50,9 @@ void Simulation::recompute_gpu(int rank) {
  * Every active flow crosses its physical links plus two ports of its own collective: the sender's
  * egress and the receiver's ingress, each as fast as the collective's measured bus bandwidth. Alone,
  * a collective is limited by those ports and so reproduces its table; concurrent collectives meet on
- * the physical links. Symmetric runs keep only source-side links, with capacity split among the
- * ranks that share them, which is exact when every rank sends the same.
+ * the physical links. One-sided transfers cross their physical links only. Symmetric runs keep only
+ * source-side links, with capacity split among the ranks that share them, which is exact when every rank
+ * sends the same.
  */
 void Simulation::recompute_network() {
   network_dirty_ = false;
@@ -82,8 +84,10 @@ void Simulation::recompute_network() {
     const Flow& flow = flows_[static_cast<std::size_t>(f)];
     Demand d;
     for (int link : flow.links) d.resources.push_back(flow.whole_ring ? whole_base + link : link);
-    int base = port_base[static_cast<std::size_t>(flow.collective)];
-    for (int port : flow.ports) d.resources.push_back(base + port);
+    if (flow.collective >= 0) {
+      int base = port_base[static_cast<std::size_t>(flow.collective)];
+      for (int port : flow.ports) d.resources.push_back(base + port);
+    }
     demands.push_back(std::move(d));
   }
   std::vector<double> rates = max_min_rates(capacity, demands);

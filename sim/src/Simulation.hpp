@@ -7,6 +7,7 @@
 #include <tuple>
 #include <vector>
 
+#include "moesim/sim/Engine.hpp"
 #include "moesim/sim/Platform.hpp"
 #include "moesim/sim/Program.hpp"
 #include "moesim/sim/RunResult.hpp"
@@ -18,18 +19,30 @@ inline TimeNs ceil_ns(double ns) {
   return ns <= 0 ? 0 : static_cast<TimeNs>(std::ceil(ns - 1e-6));
 }
 
-enum class EventType { HOST_DONE, KERNEL_FIXED_DONE, KERNEL_DONE, LATENCY_DONE, FLOW_DONE };
+enum class EventType {
+  HOST_DONE,
+  KERNEL_FIXED_DONE,
+  KERNEL_DONE,
+  LATENCY_DONE,
+  FLOW_DONE,
+  TASK_DONE,
+  TRANSFER_START,
+  RANK_START
+};
 
 /** Same-time events apply in this class order, then in creation order. */
 inline int event_class(EventType t) {
   switch (t) {
     case EventType::KERNEL_DONE:
     case EventType::FLOW_DONE:
+    case EventType::TASK_DONE:
       return 0;
     case EventType::KERNEL_FIXED_DONE:
     case EventType::LATENCY_DONE:
+    case EventType::TRANSFER_START:
       return 1;
     case EventType::HOST_DONE:
+    case EventType::RANK_START:
       return 2;
   }
   return 3;
@@ -60,6 +73,7 @@ struct Fluid {
  */
 struct Flow : Fluid {
   int collective = -1;
+  OpId transfer = NO_OP;     ///< a one-sided TRANSFER op instead of a collective
   std::vector<int> members;  ///< group indices whose member op waits for this flow
   std::vector<int> ports;    ///< collective port offsets it crosses: egress i, ingress n + j
   std::vector<int> links;    ///< physical links it crosses
@@ -86,12 +100,23 @@ struct GpuState {
   std::vector<OpId> fluid_kernels;  ///< kernels in their fluid phase, sorted by id
   int comm_kernels = 0;             ///< SM-driven collective members holding SMs
   int compute_running = 0;          ///< kernels started and not finished
+  int pool_sms = 0;                 ///< SMs held by running persistent kernels
   bool dirty = false;
+};
+
+/** A running persistent kernel: free processors and the FIFO of ready tasks. */
+struct PoolState {
+  bool started = false;
+  int free = 0;
+  int remaining = 0;        ///< tasks not yet finished
+  std::vector<OpId> tasks;  ///< in id order
+  std::vector<OpId> ready;  ///< FIFO (head at ready_head)
+  std::size_t ready_head = 0;
 };
 
 class Simulation {
  public:
-  Simulation(const Platform& platform, const Program& program);
+  Simulation(const Platform& platform, const Program& program, const JitterSpec& jitter = {});
   RunResult run();
 
  private:
@@ -112,6 +137,11 @@ class Simulation {
   void set_rate(Fluid& fluid, double rate, EventType type, int target);
   int gpu_of(int rank) const { return program_.is_symmetric() ? 0 : rank; }
   void check_all_ran() const;
+  void try_start_device(OpId id);
+  void start_pool(OpId id);
+  void dispatch_tasks(PoolState& pool);
+  void finish_task(OpId id);
+  void begin_transfer(OpId id);
 
   const Platform& platform_;
   const Program& program_;
@@ -129,6 +159,10 @@ class Simulation {
   std::vector<CollectiveState> collectives_;
   std::vector<HostState> hosts_;
   std::vector<GpuState> gpus_;
+  std::vector<PoolState> pools_;
+  std::vector<int> pool_index_;        ///< per op: its PoolState (POOL and TASK ops), else -1
+  std::vector<double> extra_host_ns_;  ///< per op: launch jitter
+  std::vector<double> rank_start_ns_;  ///< per rank: start jitter
   std::priority_queue<Event, std::vector<Event>, std::greater<>> events_;
   std::uint64_t seq_ = 0;
   std::uint64_t processed_ = 0;

@@ -67,5 +67,24 @@ done
 if cmp -s "$work/d1.json" "$work/d2.json" && cmp -s "$work/t1.json" "$work/t2.json"; then ok; else bad "reruns differ"; fi
 python3 -c "import json; d=json.load(open('$work/t1.json')); assert any(e.get('ph')=='X' for e in d['traceEvents'])" && ok || bad "trace not Chrome JSON"
 
+# FlashMoE family: flag errors name the flag, the megakernel JSON carries its metrics, jitter is seeded.
+fm=(simulate --model flashmoe-eval --hw h100 --phase forward --ep 2 --tokens 1024 --seq 1024 --capacity-factor 1.0)
+expect_error 2 'jitter = "rank:5"' "${fm[@]}" --schedule megakernel --jitter rank:5
+expect_error 2 'repeat = 0' "${fm[@]}" --schedule megakernel --repeat 0
+expect_error 2 'tile_m=0: expected an integer' "${fm[@]}" --schedule megakernel --opt tile_m=0
+expect_error 2 'payload=some: expected efficient|padded' "${fm[@]}" --schedule megatron-te --opt payload=some
+expect_error 2 'use --phase forward' "${fm[@]}" --schedule megakernel --phase train
+for i in 1 2; do
+  "$moesim" "${fm[@]}" --schedule megakernel --jitter table2-vm --repeat 4 --json "$work/fm.json" > /dev/null || bad "flashmoe run $i"
+  mv "$work/fm.json" "$work/fm$i.json"
+done
+if cmp -s "$work/fm1.json" "$work/fm2.json" && python3 -c "
+import json
+d=json.load(open('$work/fm1.json'))
+assert d['flashmoe']['kernels_per_rank'] == 1
+assert d['noise']['repeat'] == 4 and d['noise']['layer_ms_p95'] >= d['noise']['layer_ms_p50'] > 0
+assert 0 < d['sm_util_pct'] <= 100
+"; then ok; else bad "flashmoe JSON or determinism"; fi
+
 echo "cli: $passed passed, $failed failed"
 [[ $failed -eq 0 ]]

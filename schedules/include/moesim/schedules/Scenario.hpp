@@ -8,6 +8,7 @@
 #include "moesim/models/DType.hpp"
 #include "moesim/models/ModelSpec.hpp"
 #include "moesim/models/Routing.hpp"
+#include "moesim/sim/Engine.hpp"
 
 namespace moesim::schedules {
 
@@ -53,6 +54,19 @@ struct Workload {
   bool expert_loop = false;
 };
 
+/**
+ * @brief Straggler/jitter injection and Monte-Carlo repetitions (`--jitter`, `--repeat`). With a
+ * preset (FlashMoE Table 2), median and p95 are multiples (ratio − 1) of the scenario's alone-time
+ * Dispatch all-to-all, filled in by simulate(); otherwise they are given in microseconds.
+ */
+struct Noise {
+  sim::JitterScope scope = sim::JitterScope::NONE;
+  double median_us = 0;
+  double p95_us = 0;
+  std::string preset;  ///< "", "table2-vm" or "table2-hpc"
+  int repeat = 1;      ///< runs; run j uses jitter seed workload.seed + j
+};
+
 /** @brief A complete scenario. */
 struct Scenario {
   models::ModelSpec model;
@@ -62,6 +76,7 @@ struct Scenario {
   std::string schedule = "regular";
   std::map<std::string, std::string> options;  ///< schedule options (--opt KEY=VALUE)
   bool per_rank = false;                       ///< force full per-rank simulation
+  Noise noise;                                 ///< jitter and repetitions (default: none, one run)
   /**
    * foldmoe schedules (tutel, aaam, 1a1m, 1a1m-uniform): the overlap degree d, i.e. the MoE micro-batches
    * per sequence; 0 = auto (simulate every candidate and keep the fastest). megatron always runs d = 1;
@@ -89,5 +104,14 @@ int node_count(const Scenario& s);
  * tokens not divisible by seq, more GPUs than nodes hold, TP not dividing heads... (ScheduleError).
  */
 void validate(const Scenario& s);
+
+/**
+ * @brief Parses `--jitter`: none | rank:MEDIAN_US,P95_US | op:MEDIAN_US,P95_US | table2-vm | table2-hpc
+ * (presets are per-rank straggler delays); ConfigError at "--jitter" otherwise.
+ */
+Noise parse_jitter(const std::string& text, int repeat);
+
+/** @brief The scenario's Noise with a preset turned into microseconds (see Noise.cpp). */
+Noise resolve_noise(const Scenario& s);
 
 }  // namespace moesim::schedules

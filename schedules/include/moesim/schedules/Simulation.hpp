@@ -75,6 +75,24 @@ struct SimulationResult {
   /** @brief foldmoe schedules: attention slice lengths of one sequence in each MoE block (Algorithm 1's S).
    */
   std::vector<std::int64_t> attention_slices;
+  /**
+   * @brief Share of SM-time with a resident block, mean over ranks (FlashMoE Fig. 9's definition):
+   * Σ kernel time x its SM share (sm_fraction; comm_sms/SMs for SM-driven collectives; pool_sms/SMs for
+   * a persistent kernel) / step time, capped at 100.
+   */
+  double sm_util_pct = 0;
+  /** @brief FlashMoE family: GPU ops rank 0 launches per layer (Table 1); 0 for other schedules. */
+  int kernels_per_rank = 0;
+  /** @brief FlashMoE family: Dispatch bytes that cross the network (all ranks), as sent, if
+   * payload-efficient, and if padded to capacity (0 without a capacity factor). */
+  double dispatch_bytes = 0, dispatch_routed_bytes = 0, dispatch_padded_bytes = 0;
+  /** @brief FlashMoE family: bytes of the symmetric tensor L per GPU (§3.2) with this scenario's tile_m. */
+  double symmetric_tensor_bytes = 0;
+  /** @brief Monte-Carlo runs (`--repeat`): per-run layer time, and its p50/p95 (nearest rank). */
+  std::vector<double> repeat_layer_ms;
+  double layer_ms_p50 = 0, layer_ms_p95 = 0;
+  /** @brief The jitter actually injected (presets resolved to microseconds). */
+  Noise noise;
 };
 
 /**

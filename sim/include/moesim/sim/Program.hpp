@@ -7,6 +7,18 @@
  *   1. its host thread has launched it (launches are issued in program order, each costing host time);
  *   2. the op before it on the same stream has finished (streams are in-order queues);
  *   3. every op in `deps` has finished.
+ *
+ * Device-side ops (FlashMoE-style persistent kernels) skip conditions 1 and 2:
+ *   - TRANSFER: a one-sided put from `rank` to `dst_rank` (NVSHMEM/cudaMemcpyPeer); it starts when its
+ *     deps finish (deps may be ops of any rank) and becomes a network flow over the platform's links.
+ *   - POOL: a persistent kernel, launched once like a kernel, that holds `pool_sms` SMs from its start
+ *     until its last task ends and owns `processors` of them as task processors.
+ *   - TASK: one tile task of a POOL; it becomes ready when its pool has started and its deps have
+ *     finished, waits FIFO for a free processor and then runs for `task_ns`, no host launch and no
+ *     stream order involved.
+ *
+ *   host ──launch──► POOL (P processors + scheduler)
+ *                      ready queue (FIFO) ──► processor 0..P-1 ──► TASK done ──► TRANSFER ──► peer's TASK
  */
 #include <string>
 #include <vector>
@@ -20,6 +32,9 @@ enum class OpKind {
   KERNEL,      ///< a GPU kernel that shares the GPU's SMs and HBM with concurrent kernels
   COLLECTIVE,  ///< one member's part of a synchronous collective
   HOST,        ///< host-thread work; blocks the host until its deps finish (e.g. a device→host sync)
+  TRANSFER,    ///< a one-sided device-initiated transfer rank → dst_rank (no host launch, no stream)
+  POOL,        ///< a persistent kernel that runs TASK ops on its processors
+  TASK,        ///< one tile task of a POOL (no host launch, no stream)
 };
 
 /**
@@ -55,7 +70,22 @@ struct Op {
   int collective = -1;     ///< COLLECTIVE: index into Program::collectives()
   double host_ns = 0;      ///< KERNEL/COLLECTIVE: launch cost on the host; HOST: its duration
   std::vector<OpId> deps;  ///< must finish before this op starts
-  bool is_comm() const { return kind == OpKind::COLLECTIVE; }
+  int dst_rank = -1;       ///< TRANSFER: receiving rank
+  double bytes = 0;        ///< TRANSFER: payload
+  double latency_ns = 0;   ///< TRANSFER: time before the first byte moves (signal, fabric latency)
+  /**
+   * TRANSFER: issued by SMs (NVSHMEM puts) or by a copy engine (cudaMemcpyPeerAsync). Either way the rate
+   * is set by the links alone: a persistent kernel's stores from all its blocks reach the NVLink port rate
+   * (371 GB/s measured at >= 132 blocks, data/calibration/2026-11-21-nvidia-h200-x4/persistent2.log).
+   */
+  Transport transport = Transport::SM_KERNEL;
+  int pool_sms = 0;    ///< POOL: SMs held while it runs
+  int processors = 0;  ///< POOL: task processors among them
+  OpId pool = NO_OP;   ///< TASK: its POOL
+  double task_ns = 0;  ///< TASK: time on one processor
+  bool is_comm() const { return kind == OpKind::COLLECTIVE || kind == OpKind::TRANSFER; }
+  /** @brief Launched by the host thread (KERNEL, COLLECTIVE, HOST, POOL). */
+  bool is_host_launched() const { return kind != OpKind::TRANSFER && kind != OpKind::TASK; }
 };
 
 /**
@@ -87,6 +117,21 @@ class Program {
                              std::vector<OpId> deps = {});
   OpId add_host_op(int rank, std::string name, std::string category, double host_ns,
                    std::vector<OpId> deps = {});
+  /**
+   * @brief A one-sided transfer of `bytes` from `src` to `dst` (both simulated: full programs only),
+   * starting when `deps` (ops of any rank) finish, plus `latency_ns`. src == dst moves nothing.
+   */
+  OpId add_transfer(int src, int dst, std::string name, std::string category, double bytes,
+                    Transport transport, double latency_ns, std::vector<OpId> deps = {});
+  /**
+   * @brief A persistent kernel on `stream` that holds `sms` SMs while it runs and executes its tasks
+   * on `processors` (<= sms) of them. It ends when its last task ends (at once if it has none).
+   */
+  OpId add_pool(int rank, int stream, std::string name, std::string category, int sms, int processors,
+                double launch_ns, std::vector<OpId> deps = {});
+  /** @brief A tile task of `pool` taking one processor for `duration_ns` once `deps` have finished. */
+  OpId add_task(OpId pool, std::string name, std::string category, double duration_ns,
+                std::vector<OpId> deps = {});
   /** @brief Adds a dependency after the fact (e.g. to wire a later layer to an earlier handle). */
   void add_dependency(OpId op, OpId must_finish_first);
 
