@@ -58,7 +58,8 @@ RunInfo harness_run(const JsonAt& doc, const std::string& benchmark) {
 
 void read_gemm(const JsonAt& r, BenchResults& out) {
   out.gemm.push_back({r.string("name"), r.integer("m"), r.integer("n"), r.integer("k"),
-                      profile_dtype(r, "in_dtype"), r.p50_seconds("time_us")});
+                      profile_dtype(r, "in_dtype"), r.p50_seconds("time_us"),
+                      r.optional_number("host_us").value_or(0.0) * 1e-6});
 }
 
 void read_grouped(const JsonAt& r, BenchResults& out) {

@@ -792,6 +792,25 @@ void fit_launch(Context& c) {
   c.calibrated_parts.push_back("launch costs");
 }
 
+// A model that runs one GEMM per expert is bound by the host cost of each library call, which is about
+// twice an empty kernel's launch (cuBLASLt's argument checks and algorithm setup).
+void fit_blas_call(Context& c) {
+  std::vector<double> host;
+  for (const GemmCase& g : c.in.bench.gemm) {
+    if (g.host_s > 0) host.push_back(g.host_s);
+  }
+  if (host.empty()) return;
+  hw::GpuSpec& gpu = c.out.profile.gpu;
+  gpu.blas_call_overhead_s = round_significant(median(host), 3);
+  ErrorSummary e;
+  for (double v : host) e.add(gpu.blas_call_overhead_s, v);
+  gpu.source += " blas_call_overhead_us = " + num(gpu.blas_call_overhead_s * 1e6, 3) +
+                " us, the median host time of one cuBLASLt call over the " + std::to_string(host.size()) +
+                " gemm_bench shapes " + files_tags(c, "gemm") + " (20 back-to-back enqueues, median of 5).";
+  add_residual(c, "blas call (host)", e, "each shape's host time per call vs the median kept");
+  c.calibrated_parts.push_back("BLAS call cost");
+}
+
 // --- PyTorch trace ------------------------------------------------------------------------------
 
 void use_traces(Context& c) {
@@ -875,6 +894,7 @@ CalibrationResult calibrate(const hw::HwProfile& base, const CalibrationInputs& 
   fit_collectives(c);
   fit_contention(c);
   fit_launch(c);
+  fit_blas_call(c);
   use_traces(c);
   for (const std::string& ignored : b.ignored) out.notes.push_back(ignored + ": not used (no profile field)");
 

@@ -48,21 +48,31 @@ ordered_json provenance_json(const Provenance& p) {
 }
 
 ordered_json gpu_json(const GpuSpec& g) {
-  return {{"name", g.name},
-          {"sm_count", g.sm_count},
-          {"peak_clock_mhz", in_unit(g.peak_clock_hz, kMHz)},
-          {"max_boost_clock_mhz", in_unit(g.max_boost_clock_hz, kMHz)},
-          {"sustained_clock_factor", g.sustained_clock_factor},
-          {"peak_tflops", dtype_object(g.peak_flops, kTflops)},
-          {"hbm_GB", in_unit(g.hbm_bytes, kGB)},
-          {"hbm_bw_GBps", in_unit(g.hbm_bw_Bps, kGBps)},
-          {"l2_MiB", in_unit(g.l2_bytes, kMiB)},
-          {"llc_MiB", in_unit(g.llc_bytes, kMiB)},
-          {"launch_overhead_us", in_unit(g.launch_overhead_s, kUs)},
-          {"graph_launch_overhead_us", in_unit(g.graph_launch_overhead_s, kUs)},
-          {"graph_node_overhead_us", in_unit(g.graph_node_overhead_s, kUs)},
-          {"kernel_min_us", in_unit(g.kernel_min_s, kUs)},
-          {"source", g.source}};
+  ordered_json out = {{"name", g.name},
+                      {"sm_count", g.sm_count},
+                      {"peak_clock_mhz", in_unit(g.peak_clock_hz, kMHz)},
+                      {"max_boost_clock_mhz", in_unit(g.max_boost_clock_hz, kMHz)},
+                      {"sustained_clock_factor", g.sustained_clock_factor},
+                      {"peak_tflops", dtype_object(g.peak_flops, kTflops)},
+                      {"hbm_GB", in_unit(g.hbm_bytes, kGB)},
+                      {"hbm_bw_GBps", in_unit(g.hbm_bw_Bps, kGBps)},
+                      {"l2_MiB", in_unit(g.l2_bytes, kMiB)},
+                      {"llc_MiB", in_unit(g.llc_bytes, kMiB)},
+                      {"launch_overhead_us", in_unit(g.launch_overhead_s, kUs)},
+                      {"graph_launch_overhead_us", in_unit(g.graph_launch_overhead_s, kUs)},
+                      {"graph_node_overhead_us", in_unit(g.graph_node_overhead_s, kUs)},
+                      {"kernel_min_us", in_unit(g.kernel_min_s, kUs)},
+                      {"source", g.source}};
+  if (g.blas_call_overhead_s > 0) {
+    ordered_json ordered;  // next to launch_overhead_us, where a reader looks for it
+    for (auto& [key, value] : out.items()) {
+      ordered[key] = value;
+      if (key == "launch_overhead_us")
+        ordered["blas_call_overhead_us"] = in_unit(g.blas_call_overhead_s, kUs);
+    }
+    return ordered;
+  }
+  return out;
 }
 
 ordered_json efficiency_json(const EfficiencySpec& e) {

@@ -160,7 +160,8 @@ OpId ProgramBuilder::compute(int layer, const std::string& tag, LayerOp op, Pass
       deps.clear();
     }
     last = program_.add_kernel(rank_, COMPUTE, prefix + k.name, category(op),
-                               kernel_work(s_.hw, k, context.dtype, s_.workload.attention), launch_ns_, deps);
+                               kernel_work(s_.hw, k, context.dtype, s_.workload.attention),
+                               launch_ns(s_.hw, k), deps);
     flops_[rank_] += k.flops;
   }
   if (last != NO_OP) last_compute_ = last;

@@ -36,6 +36,7 @@ struct GemmCase {
   std::int64_t m = 0, n = 0, k = 0;
   std::string dtype;  ///< input dtype in profile spelling: bf16, fp8, fp16, fp32
   double time_s = 0;  ///< p50
+  double host_s = 0;  ///< host enqueue cost of one call (gemm_bench's host_us); 0 when not measured
 };
 
 /** @brief One grouped_gemm_bench case: `experts` GEMMs of tokens_per_expert × n × k. */

@@ -51,8 +51,13 @@ struct GpuSpec {
   double hbm_bytes = 0;
   double hbm_bw_Bps = 0;  ///< datasheet HBM bandwidth
   double l2_bytes = 0;
-  double llc_bytes = 0;                ///< last-level cache beyond L2 (AMD Infinity Cache); 0 if none
-  double launch_overhead_s = 0;        ///< host time to launch one kernel eagerly
+  double llc_bytes = 0;          ///< last-level cache beyond L2 (AMD Infinity Cache); 0 if none
+  double launch_overhead_s = 0;  ///< host time to launch one kernel eagerly
+  /**
+   * optional: host time of one BLAS GEMM call (cuBLASLt/hipBLASLt: argument checks, algorithm setup and the
+   * launch), which exceeds an empty kernel's launch; 0 = use launch_overhead_s
+   */
+  double blas_call_overhead_s = 0;
   double graph_launch_overhead_s = 0;  ///< host time to launch one CUDA/HIP graph
   double graph_node_overhead_s = 0;    ///< device gap per kernel node inside a graph
   double kernel_min_s = 0;             ///< shortest device time any kernel takes

@@ -18,6 +18,10 @@ namespace moesim::schedules {
  *   fixed_ns    = the profile's shortest kernel (device-side start and drain)
  *   sm_fraction = output tiles (128×128) / SMs, capped at 1, for GEMMs; 1 otherwise.
  */
+/** @brief Host cost of launching `cost`: a BLAS call for GEMMs (blas_call_overhead when the profile has it).
+ */
+double launch_ns(const hw::HwProfile& hw, const models::KernelCost& cost);
+
 sim::KernelWork kernel_work(const hw::HwProfile& hw, const models::KernelCost& cost, models::DType dtype,
                             hw::AttentionImpl attention = hw::AttentionImpl::FUSED);
 
