@@ -47,6 +47,17 @@ ordered_json provenance_json(const Provenance& p) {
   return out;
 }
 
+/** `object` with `key: value` inserted right after `after`, where a reader of the file looks for it. */
+ordered_json insert_after(const ordered_json& object, const std::string& after, const std::string& key,
+                          ordered_json value) {
+  ordered_json out;
+  for (const auto& [k, v] : object.items()) {
+    out[k] = v;
+    if (k == after) out[key] = value;
+  }
+  return out;
+}
+
 ordered_json gpu_json(const GpuSpec& g) {
   ordered_json out = {{"name", g.name},
                       {"sm_count", g.sm_count},
@@ -63,16 +74,9 @@ ordered_json gpu_json(const GpuSpec& g) {
                       {"graph_node_overhead_us", in_unit(g.graph_node_overhead_s, kUs)},
                       {"kernel_min_us", in_unit(g.kernel_min_s, kUs)},
                       {"source", g.source}};
-  if (g.blas_call_overhead_s > 0) {
-    ordered_json ordered;  // next to launch_overhead_us, where a reader looks for it
-    for (auto& [key, value] : out.items()) {
-      ordered[key] = value;
-      if (key == "launch_overhead_us")
-        ordered["blas_call_overhead_us"] = in_unit(g.blas_call_overhead_s, kUs);
-    }
-    return ordered;
-  }
-  return out;
+  if (g.blas_call_overhead_s <= 0) return out;
+  return insert_after(out, "launch_overhead_us", "blas_call_overhead_us",
+                      in_unit(g.blas_call_overhead_s, kUs));
 }
 
 ordered_json efficiency_json(const EfficiencySpec& e) {
@@ -86,20 +90,10 @@ ordered_json efficiency_json(const EfficiencySpec& e) {
       {"attention_bwd_factor", e.attention_bwd_factor},
       {"memory", {{"bytes", e.memory.x}, {"value", e.memory.value}, {"source", e.memory.source}}},
       {"source", e.source}};
-  if (!e.attention_unfused_fwd.x.empty()) {
-    // Written after attention_fwd, where a reader looks for it.
-    ordered_json ordered;
-    for (auto& [key, value] : out.items()) {
-      ordered[key] = value;
-      if (key == "attention_fwd") {
-        ordered["attention_unfused_fwd"] = {{"seq", e.attention_unfused_fwd.x},
-                                            {"value", e.attention_unfused_fwd.value},
-                                            {"source", e.attention_unfused_fwd.source}};
-      }
-    }
-    return ordered;
-  }
-  return out;
+  if (e.attention_unfused_fwd.x.empty()) return out;
+  const EfficiencyCurve& unfused = e.attention_unfused_fwd;
+  return insert_after(out, "attention_fwd", "attention_unfused_fwd",
+                      {{"seq", unfused.x}, {"value", unfused.value}, {"source", unfused.source}});
 }
 
 ordered_json node_json(const NodeSpec& n) {

@@ -20,15 +20,7 @@ import sys
 import torch
 import torch.distributed as dist
 
-
-def open_exclusive(path):
-    for suffix in range(10000):
-        candidate = path if suffix == 0 else f"{path}.{suffix}"
-        try:
-            return open(candidate, "x"), candidate
-        except FileExistsError:
-            continue
-    raise RuntimeError(f"no free name for {path}")
+from exclusive_file import open_exclusive  # kernels/tools/, next to this script
 
 
 def parse_size(text):

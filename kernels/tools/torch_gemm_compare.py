@@ -25,20 +25,12 @@ import json
 import statistics
 import sys
 
+from exclusive_file import open_exclusive  # kernels/tools/, next to this script
+
 try:
     import torch
 except ImportError:  # --combine needs no GPU and no torch
     torch = None
-
-
-def open_exclusive(path):
-    for suffix in range(10000):
-        candidate = path if suffix == 0 else f"{path}.{suffix}"
-        try:
-            return open(candidate, "x"), candidate
-        except FileExistsError:
-            continue
-    raise RuntimeError(f"no free name for {path}")
 
 
 def time_us(case, backend, warmup, iters):

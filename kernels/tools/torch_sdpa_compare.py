@@ -21,18 +21,10 @@ import torch
 from torch.nn.attention import SDPBackend, sdpa_kernel
 from torch.nn.functional import scaled_dot_product_attention as sdpa
 
+from exclusive_file import open_exclusive  # kernels/tools/, next to this script
+
 BACKENDS = {"flash": SDPBackend.FLASH_ATTENTION, "cudnn": SDPBackend.CUDNN_ATTENTION,
             "efficient": SDPBackend.EFFICIENT_ATTENTION}
-
-
-def open_exclusive(path):
-    for suffix in range(10000):
-        candidate = path if suffix == 0 else f"{path}.{suffix}"
-        try:
-            return open(candidate, "x"), candidate
-        except FileExistsError:
-            continue
-    raise RuntimeError(f"no free name for {path}")
 
 
 def time_ms(fn, warmup, iters):

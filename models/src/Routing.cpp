@@ -238,25 +238,7 @@ int experts_per_rank(const RoutingPlan& plan, int ep) {
 }
 
 RoutingSpec read_recorded(const std::string& file) {
-  const nlohmann::json document = read_json_file(file);
-  if (!document.is_array() || document.empty()) {
-    throw ConfigError(file, "", "must be a non-empty JSON array with one array of per-expert slots per rank");
-  }
-  RoutingSpec spec{RoutingSpec::Kind::RECORDED, 0, {}, file, {}};
-  for (std::size_t r = 0; r < document.size(); ++r) {
-    const auto& row = document[r];
-    const std::string at = "/" + std::to_string(r);
-    if (!row.is_array()) throw ConfigError(file, at, "must be an array of per-expert slot counts");
-    auto& counts = spec.recorded.emplace_back();
-    for (std::size_t e = 0; e < row.size(); ++e) {
-      if (!row[e].is_number_integer() || row[e].get<std::int64_t>() < 0) {
-        throw ConfigError(file, at + "/" + std::to_string(e),
-                          "= " + row[e].dump() + ": must be an integer >= 0");
-      }
-      counts.push_back(row[e].get<std::int64_t>());
-    }
-  }
-  return spec;
+  return {RoutingSpec::Kind::RECORDED, 0, {}, file, recorded_slots(read_json_file(file), file, "")};
 }
 
 Counts recorded_counts(const RoutingSpec& spec, int rank, std::int64_t tokens, int experts, int top_k) {
@@ -275,6 +257,29 @@ Counts recorded_counts(const RoutingSpec& spec, int rank, std::int64_t tokens, i
 }
 
 }  // namespace
+
+std::vector<std::vector<std::int64_t>> recorded_slots(const nlohmann::json& value, const std::string& file,
+                                                      const std::string& pointer) {
+  if (!value.is_array() || value.empty()) {
+    throw ConfigError(file, pointer,
+                      "must be a non-empty JSON array with one array of per-expert slots per rank");
+  }
+  std::vector<std::vector<std::int64_t>> slots;
+  for (std::size_t r = 0; r < value.size(); ++r) {
+    const auto& row = value[r];
+    const std::string at = pointer + "/" + std::to_string(r);
+    if (!row.is_array()) throw ConfigError(file, at, "must be an array of per-expert slot counts");
+    auto& counts = slots.emplace_back();
+    for (std::size_t e = 0; e < row.size(); ++e) {
+      if (!row[e].is_number_integer() || row[e].get<std::int64_t>() < 0) {
+        throw ConfigError(file, at + "/" + std::to_string(e),
+                          "= " + row[e].dump() + ": must be an integer >= 0");
+      }
+      counts.push_back(row[e].get<std::int64_t>());
+    }
+  }
+  return slots;
+}
 
 RoutingSpec parse_routing(const std::string& text) {
   if (text == "balanced") return {RoutingSpec::Kind::BALANCED, 0, {}, "", {}};

@@ -7,6 +7,7 @@
 #include "moesim/common/JsonReader.hpp"
 #include "moesim/hwprofiles/ProfileLoader.hpp"
 #include "moesim/models/ModelSpec.hpp"
+#include "moesim/models/Routing.hpp"
 #include "moesim/schedules/Simulation.hpp"
 
 namespace moesim::schedules {
@@ -16,28 +17,6 @@ namespace {
 double p50(JsonObject& record, const std::string& key) {
   JsonObject stats = record.object(key);
   return stats.positive("p50");
-}
-
-std::vector<std::vector<std::int64_t>> count_matrix(JsonObject& record, const std::string& key) {
-  const nlohmann::json& value = record.raw(key);
-  const std::string at = record.child_pointer(key);
-  if (!value.is_array() || value.empty())
-    throw ConfigError(record.file(), at, "must be a non-empty array of per-expert count arrays");
-  std::vector<std::vector<std::int64_t>> out;
-  for (std::size_t r = 0; r < value.size(); ++r) {
-    if (!value[r].is_array())
-      throw ConfigError(record.file(), at + "/" + std::to_string(r), "must be an array of counts");
-    auto& row = out.emplace_back();
-    for (std::size_t e = 0; e < value[r].size(); ++e) {
-      const auto& n = value[r][e];
-      if (!n.is_number_integer() || n.get<std::int64_t>() < 0) {
-        throw ConfigError(record.file(), at + "/" + std::to_string(r) + "/" + std::to_string(e),
-                          "must be an integer >= 0");
-      }
-      row.push_back(n.get<std::int64_t>());
-    }
-  }
-  return out;
 }
 
 int positive_int(JsonObject& o, const std::string& key) {
@@ -76,7 +55,8 @@ MeasuredRun read_record(JsonObject record, const std::string& device) {
   if (r.experts != "loop" && r.experts != "grouped") record.fail("experts", "expected loop or grouped");
   if (auto dtype = record.optional_string("dtype"); dtype && *dtype != "bf16")
     record.fail("dtype", "expected bf16 (the runner's only dtype)");
-  r.tokens_to_expert = count_matrix(record, "tokens_to_expert");
+  r.tokens_to_expert = models::recorded_slots(record.raw("tokens_to_expert"), record.file(),
+                                              record.child_pointer("tokens_to_expert"));
   r.stack_ms = p50(record, "stack_ms");
   r.compute_only_ms = p50(record, "compute_only_ms");
   r.comm_only_ms = p50(record, "comm_only_ms");

@@ -234,15 +234,8 @@ OpId ProgramBuilder::collective(sim::CollectiveSpec spec, int stream, const std:
 }
 
 OpId ProgramBuilder::collective(int layer, Comm which, std::vector<OpId> deps) {
-  auto c = spec(layer, which);
-  auto [it, fresh] = collectives_.try_emplace(c.name, -1);
-  if (fresh) it->second = program_.add_collective(std::move(c));
   deps.push_back(last_compute_);
-  std::erase(deps, NO_OP);
-  std::sort(deps.begin(), deps.end());
-  deps.erase(std::unique(deps.begin(), deps.end()), deps.end());
-  return program_.add_collective_member(it->second, rank_, COMM, to_string(which), launch_ns_,
-                                        std::move(deps));
+  return collective(spec(layer, which), COMM, to_string(which), std::move(deps));
 }
 
 }  // namespace moesim::schedules::detail

@@ -9,6 +9,7 @@
  * differently could flip a draw that lands within one ulp of a bucket boundary.
  */
 #include <cstdint>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
@@ -44,6 +45,14 @@ struct RoutingSpec {
  * ConfigError naming FILE (and the array index) for a bad histogram file.
  */
 RoutingSpec parse_routing(const std::string& text);
+
+/**
+ * @brief A recorded routing matrix, [src_rank][expert] token slots, from `value` found at JSON `pointer` of
+ * `file` (a `recorded:` file, or a layer-runner record's tokens_to_expert).
+ * @throws ConfigError naming the file and the pointer of the first value that is not a count.
+ */
+std::vector<std::vector<std::int64_t>> recorded_slots(const nlohmann::json& value, const std::string& file,
+                                                      const std::string& pointer);
 
 /** @brief Token-expert slots, before anything is sent: who sends how many tokens to which expert. */
 struct RoutingPlan {
