@@ -61,6 +61,15 @@ void add_scenario_options(CLI::App& sub, ScenarioOptions& o) {
       ->capture_default_str();
   sub.add_option("--repeat", o.repeat, "Monte-Carlo runs with jitter seeds seed..seed+N-1; prints p50/p95")
       ->capture_default_str();
+  sub.add_option("--attention", o.attention,
+                 "fused (flash attention) | unfused (QK^T, softmax and PV as separate kernels, as the layer "
+                 "runner; needs the profile's efficiency.attention_unfused_fwd)")
+      ->capture_default_str();
+  sub.add_option(
+         "--experts", o.experts,
+         "grouped (one grouped GEMM per expert matrix) | loop (one GEMM per local expert, as the layer "
+         "runner)")
+      ->capture_default_str();
 }
 
 schedules::Scenario baseline_of(const schedules::Scenario& primary, const std::string& schedule) {
@@ -98,6 +107,12 @@ schedules::Scenario make_scenario(const ScenarioOptions& o) {
   s.workload.layers = o.layers;
   s.per_rank = o.per_rank;
   s.noise = schedules::parse_jitter(o.jitter, o.repeat);
+  if (o.attention != "fused" && o.attention != "unfused")
+    throw ConfigError("", "--attention", "= \"" + o.attention + "\": expected fused or unfused");
+  s.workload.attention = o.attention == "unfused" ? hw::AttentionImpl::UNFUSED : hw::AttentionImpl::FUSED;
+  if (o.experts != "grouped" && o.experts != "loop")
+    throw ConfigError("", "--experts", "= \"" + o.experts + "\": expected grouped or loop");
+  s.workload.expert_loop = o.experts == "loop";
   if (o.degree != "auto") {
     std::size_t used = 0;
     int d = 0;

@@ -23,9 +23,11 @@ struct ScenarioOptions {
   std::string engine = "analytic";
   std::vector<std::string> opts;
   bool per_rank = false;
-  std::string degree = "auto";  ///< foldmoe schedules: overlap degree N, or auto
-  std::string jitter = "none";  ///< straggler/jitter injection (schedules::parse_jitter)
-  int repeat = 1;               ///< Monte-Carlo runs
+  std::string degree = "auto";      ///< foldmoe schedules: overlap degree N, or auto
+  std::string jitter = "none";      ///< straggler/jitter injection (schedules::parse_jitter)
+  int repeat = 1;                   ///< Monte-Carlo runs
+  std::string attention = "fused";  ///< fused (flash) | unfused (materialized scores, as the layer runner)
+  std::string experts = "grouped";  ///< grouped (one grouped GEMM) | loop (one GEMM per local expert)
 };
 
 void add_scenario_options(CLI::App& sub, ScenarioOptions& o);

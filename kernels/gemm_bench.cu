@@ -5,8 +5,10 @@
 //   attn   tokens × hidden -> QKV (N = 3·hidden) and output projection (N = K = hidden),
 //          hidden 2048/4096/5120/7168, tokens --attn_tokens
 //   expert M = --expert_tokens rows through one expert: up+gate (N = 2·ffn, K = hidden) and down
-//          (N = hidden, K = ffn) for (ffn, hidden) = (1408, 2048) DeepSeek-V2-Lite, (2048, 7168)
-//          DeepSeek-V3, (8192, 5120) Llama-4-Scout, (14336, 4096) Mixtral-8x7B
+//          (N = hidden, K = ffn) for (ffn, hidden) = (768, 2048) Qwen3-30B-A3B, (1408, 2048)
+//          DeepSeek-V2-Lite, (1536, 4096) Qwen3-235B-A22B, (1536, 5120) DeepSeek-V2, (2048, 2048)
+//          the FlashMoE layer, (2048, 7168) DeepSeek-V3, (8192, 5120) Llama-4-Scout, (14336, 4096)
+//          Mixtral-8x7B
 //   mla    DeepSeek-V3 MLA projections at --attn_tokens: q_a 7168->1536, q_b 1536->128·192,
 //          kv_a 7168->576, kv_b 512->128·256, o 128·128->7168
 //   square 8192³, the usual peak reference
@@ -202,8 +204,9 @@ class GemmBench : public CaseBench {
       }
     }
     if (has(groups, "expert")) {
-      const std::pair<std::int64_t, std::int64_t> experts[] = {
-          {1408, 2048}, {2048, 7168}, {8192, 5120}, {14336, 4096}};
+      const std::pair<std::int64_t, std::int64_t> experts[] = {{768, 2048},  {1408, 2048}, {1536, 4096},
+                                                               {1536, 5120}, {2048, 2048}, {2048, 7168},
+                                                               {8192, 5120}, {14336, 4096}};
       for (const auto& [ffn, hidden] : experts) {
         const std::string tag = "f" + std::to_string(ffn) + "_h" + std::to_string(hidden);
         for (std::int64_t tokens : options_.expert_tokens) {

@@ -22,7 +22,7 @@ namespace {
 struct Options {
   std::string model_file, moe_comm = "alltoall", routing = "balanced",
                           schedules = "regular,farskip,farskip-ce";
-  std::string sync_splits = "on", check = "on", attention = "unfused", json_path;
+  std::string sync_splits = "on", check = "on", attention = "unfused", op_profile = "off", json_path;
   std::int64_t gpus = 1, first_gpu = 0, tokens = 8192, seq = 4096, layers = 4, seed = 1, warmup = 5,
                iters = 20;
 };
@@ -42,6 +42,8 @@ void declare(ArgParser& p, Options& o) {
   p.add_string("sync-splits", 0, &o.sync_splits, "on|off: host sync on the split sizes before Dispatch");
   p.add_string("check", 0, &o.check, "on|off: identity data-path check and NaN/Inf scan");
   p.add_string("attention", 0, &o.attention, "attention implementation: unfused");
+  p.add_string("op-profile", 0, &o.op_profile,
+               "on|off: also time every step of 5 iterations on rank 0 (full and compute-only passes)");
   p.add_int("warmup_iters", 'w', &o.warmup, "untimed iterations per pass", 0);
   p.add_int("iters", 'n', &o.iters, "timed iterations per pass", 1);
   p.add_string("output_file", 'J', &o.json_path,
@@ -73,6 +75,7 @@ RunConfig make_config(const Options& o) {
   c.seed = static_cast<std::uint64_t>(o.seed);
   c.sync_splits = on_off("sync-splits", o.sync_splits);
   c.check = on_off("check", o.check);
+  c.op_profile = on_off("op-profile", o.op_profile);
   c.attention = o.attention;
   const auto& names = attention_implementations();
   if (std::find(names.begin(), names.end(), c.attention) == names.end())
@@ -99,7 +102,27 @@ struct Measured {
   SampleStats stack, compute_only;
   std::vector<double> rank_p50;
   CheckResult check;
+  std::vector<std::pair<std::string, OpProfile>> profiles;  ///< (pass, profile) with --op-profile on
 };
+
+constexpr int kProfiledIterations = 5;
+
+JsonValue profile_json(const OpProfile& profile) {
+  JsonValue p = JsonValue::object();
+  p.set("rank", profile.rank);
+  p.set("iterations", profile.iterations);
+  JsonValue rows = JsonValue::array();
+  for (const OpProfile::Entry& e : profile.entries) {
+    JsonValue row = JsonValue::object();
+    row.set("step", e.name);
+    row.set("count", e.count);
+    row.set("gpu_ms", e.gpu_ms);
+    row.set("host_ms", e.host_ms);
+    rows.push_back(row);
+  }
+  p.set("steps", rows);
+  return p;
+}
 
 JsonValue matrix_json(const std::vector<std::vector<std::int64_t>>& matrix) {
   JsonValue rows = JsonValue::array();
@@ -145,6 +168,11 @@ JsonValue record(const RunConfig& c, const Measured& m, const SampleStats& comm_
   r.set("overlap_pct", 100.0 * overlap);
   if (m.kind != ScheduleKind::REGULAR && regular != nullptr)
     r.set("speedup_vs_regular", regular->stack.p50 / m.stack.p50);
+  if (!m.profiles.empty()) {
+    JsonValue profiles = JsonValue::object();
+    for (const auto& [pass, profile] : m.profiles) profiles.set(pass, profile_json(profile));
+    r.set("op_profile", profiles);
+  }
   JsonValue check = JsonValue::object();
   check.set("passed", m.check.passed);
   check.set("detail", m.check.detail);
@@ -172,6 +200,11 @@ Measured measure(Stack& stack, const RunConfig& c, ScheduleKind kind, const Chec
     m.check.detail += (m.check.detail.empty() ? "" : "; ") + finite.detail;
   }
   m.compute_only = summarize(stack.time_pass(kind, PassMode::COMPUTE_ONLY, steps).stack_ms());
+  if (c.op_profile) {
+    m.profiles.emplace_back("full", stack.profile_ops(kind, PassMode::FULL, steps, 0, kProfiledIterations));
+    m.profiles.emplace_back("compute_only",
+                            stack.profile_ops(kind, PassMode::COMPUTE_ONLY, steps, 0, kProfiledIterations));
+  }
   return m;
 }
 
@@ -210,6 +243,11 @@ bool run(const RunConfig& c, const std::vector<int>& devices, ResultLog& log) {
          speedup != nullptr ? format_fixed(speedup->as_double(), 3) : "-", m.check.passed ? "OK" : "FAIL"},
         r);
     if (!m.check.passed) log.warning(to_string(m.kind) + ": " + m.check.detail);
+    for (const auto& [pass, profile] : m.profiles) {
+      for (const OpProfile::Entry& e : profile.entries)
+        log.comment("op profile " + to_string(m.kind) + " " + pass + ": " + e.name + " gpu " +
+                    format_fixed(e.gpu_ms, 3) + " ms, host " + format_fixed(e.host_ms, 3) + " ms");
+    }
     pass = pass && m.check.passed;
   }
   return pass;

@@ -22,6 +22,7 @@ struct RunConfig {
   std::uint64_t seed = 1;
   bool sync_splits = true;
   bool check = true;
+  bool op_profile = false;  ///< per-step event timing of full and compute-only passes
   std::string attention = "unfused";
   std::vector<ScheduleKind> schedules;
   int warmup = 5;

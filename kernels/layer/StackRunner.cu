@@ -1,6 +1,8 @@
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <exception>
+#include <map>
 #include <mutex>
 #include <thread>
 
@@ -136,6 +138,88 @@ PassTimes Stack::time_pass(ScheduleKind kind, PassMode mode, const std::vector<S
     times.ms.push_back(per_rank);
   }
   return times;
+}
+
+namespace {
+
+// The profile's row name: the step without its layer ("ROUTED_EXPERTS", "wait dispatch", ...).
+std::string profile_name(const Step& step) {
+  switch (step.kind) {
+    case StepKind::COMPUTE:
+      return to_string(step.op);
+    case StepKind::COLLECTIVE:
+      return "launch " + to_string(step.comm);
+    case StepKind::WAIT:
+      return "wait " + to_string(step.comm);
+    case StepKind::HOST_SYNC:
+      return "host_sync";
+  }
+  return "?";
+}
+
+double median_of(std::vector<double> values) {
+  std::sort(values.begin(), values.end());
+  return values.empty() ? 0.0 : values[values.size() / 2];
+}
+
+}  // namespace
+
+OpProfile Stack::profile_ops(ScheduleKind kind, PassMode mode, const std::vector<Step>& steps, int rank,
+                             int iterations) {
+  const std::size_t n = steps.size();
+  const auto total = static_cast<std::size_t>(config_.warmup + iterations);
+  for (int r = 0; r < config_.gpus; ++r) {
+    runners_[static_cast<std::size_t>(r)]->configure(kind, mode);
+    runners_[static_cast<std::size_t>(r)]->set_identity_experts(false);
+  }
+  EventTimeline timeline(devices_[static_cast<std::size_t>(rank)], n * static_cast<std::size_t>(iterations));
+  std::vector<double> host_ms(n * static_cast<std::size_t>(iterations), 0.0);
+  on_every_rank([&](int r) {
+    RankRunner& runner = *runners_[static_cast<std::size_t>(r)];
+    const cudaStream_t compute = states_[static_cast<std::size_t>(r)]->compute;
+    for (std::size_t i = 0; i < total; ++i) {
+      CUDA_CHECK(cudaDeviceSynchronize());
+      barrier_->arrive_and_wait();
+      const bool profiled = r == rank && i >= static_cast<std::size_t>(config_.warmup);
+      const std::size_t base = profiled ? (i - static_cast<std::size_t>(config_.warmup)) * n : 0;
+      for (std::size_t s = 0; s < n; ++s) {
+        if (profiled) timeline.record_start(base + s, compute);
+        const auto begin = std::chrono::steady_clock::now();
+        runner.execute(steps[s]);
+        const auto end = std::chrono::steady_clock::now();
+        if (profiled) {
+          timeline.record_end(base + s, compute);
+          host_ms[base + s] = std::chrono::duration<double, std::milli>(end - begin).count();
+        }
+      }
+      runner.join();
+    }
+    CUDA_CHECK(cudaDeviceSynchronize());
+  });
+  OpProfile profile;
+  profile.rank = rank;
+  profile.iterations = iterations;
+  std::map<std::string, std::size_t> row_of;
+  std::vector<std::vector<double>> gpu_sums, host_sums;
+  for (std::size_t s = 0; s < n; ++s) {
+    const std::string name = profile_name(steps[s]);
+    auto [it, added] = row_of.emplace(name, profile.entries.size());
+    if (added) {
+      profile.entries.push_back({name, 0, 0, 0});
+      gpu_sums.emplace_back(static_cast<std::size_t>(iterations), 0.0);
+      host_sums.emplace_back(static_cast<std::size_t>(iterations), 0.0);
+    }
+    ++profile.entries[it->second].count;
+    for (std::size_t i = 0; i < static_cast<std::size_t>(iterations); ++i) {
+      gpu_sums[it->second][i] += timeline.elapsed_ms(i * n + s);
+      host_sums[it->second][i] += host_ms[i * n + s];
+    }
+  }
+  for (std::size_t e = 0; e < profile.entries.size(); ++e) {
+    profile.entries[e].gpu_ms = median_of(gpu_sums[e]);
+    profile.entries[e].host_ms = median_of(host_sums[e]);
+  }
+  return profile;
 }
 
 namespace {

@@ -21,6 +21,23 @@ struct PassTimes {
   std::vector<double> rank_ms(int rank) const;
 };
 
+/**
+ * @brief Where one iteration's time goes on one rank: per step kind (op, collective launch, wait,
+ * host sync), summed over layers, the median over the profiled iterations of
+ *   gpu_ms   compute-stream time from the event before the step to the event after it (includes the
+ *            stream idling while the host is still launching, and waits on collectives);
+ *   host_ms  host thread time spent issuing the step (launch cost; the whole wait for host syncs).
+ */
+struct OpProfile {
+  struct Entry {
+    std::string name;
+    int count = 0;  ///< steps of this name per iteration (usually one per layer)
+    double gpu_ms = 0, host_ms = 0;
+  };
+  int rank = 0, iterations = 0;
+  std::vector<Entry> entries;  ///< in first-appearance order
+};
+
 struct CheckResult {
   bool passed = true;
   std::string detail;
@@ -38,6 +55,9 @@ class Stack {
   CheckResult check_data_path(Transport transport);
   /** @brief warmup + iters timed iterations of `steps` under (kind, mode). */
   PassTimes time_pass(ScheduleKind kind, PassMode mode, const std::vector<Step>& steps);
+  /** @brief Per-step event timing of `iterations` iterations of `steps` on `rank` (after warm-up). */
+  OpProfile profile_ops(ScheduleKind kind, PassMode mode, const std::vector<Step>& steps, int rank,
+                        int iterations);
   /** @brief No NaN/Inf in the stack's output after the last full pass of `kind`. */
   CheckResult check_finite(ScheduleKind kind);
   /** @brief Bytes of device memory in use on the first GPU (for the log). */

@@ -17,10 +17,15 @@
 # Writes WORK/LABEL/{system.txt, build.log, summary.txt, <config>.log, <config>.json} (WORK =
 # $MOESIM_WORK_DIR or /tmp/moesim-layer-validation) and packs it into OUT_DIR/LABEL.tar.gz after
 # every config, so a run cut short still returns what finished. MOESIM_CONFIG_TIMEOUT caps each
-# config (s, default 150); MOESIM_LAYER_ITERS="-w W -n N" overrides the iteration counts (-w 3 -n 20).
+# config (s, default 150); MOESIM_LAYER_ITERS="-w W -n N" overrides the iteration counts (-w 3 -n 20);
+# MOESIM_LAYER_ARGS adds runner options to every config (e.g. "--op-profile on").
+#
+#   x1-profile   x1 with --op-profile on (per-step event timing on rank 0)
+#   x4-profile   4 GPUs, --op-profile on: qwen3-30b-a3b and mixtral-8x7b at 2048 (seq 2048) and
+#                16384 (seq 4096) tokens/rank, balanced, the three schedules
 set -u
 if [ $# -ne 3 ]; then
-  echo "usage: $0 OUT_DIR LABEL x4|x4-small|x4-large|x4-ar|x2|x1" >&2
+  echo "usage: $0 OUT_DIR LABEL x4|x4-small|x4-large|x4-ar|x2|x1|x1-profile|x4-profile" >&2
   exit 2
 fi
 out_dir=$1 label=$2 matrix=$3
@@ -30,6 +35,7 @@ work=$work_root/$label
 mkdir -p "$work" "$out_dir"
 . "$repo/kernels/tools/gpu_build_env.sh"  # NCCL_NVLS_ENABLE=0, NCCL discovery, build
 iters=${MOESIM_LAYER_ITERS:--w 3 -n 20}
+extra=${MOESIM_LAYER_ARGS:-}
 
 {
   date -u +%Y-%m-%dT%H:%M:%SZ
@@ -58,10 +64,10 @@ config() {
   local name=$1 gpus=$2 comm=$3 model=$4 tokens=$5 seq=$6 routing=$7 schedules=$8
   echo "=== $name" | tee -a "$work/summary.txt"
   local begin=$SECONDS
-  # shellcheck disable=SC2086  # $iters holds two options
+  # shellcheck disable=SC2086  # $iters and $extra hold several options
   timeout "${MOESIM_CONFIG_TIMEOUT:-150}" "$build/layer_runner" --model "$repo/models/specs/$model.json" \
     --gpus "$gpus" --moe-comm "$comm" --tokens "$tokens" --seq "$seq" --layers 4 --routing "$routing" --seed 1 \
-    --schedules "$schedules" $iters -J "$work/$name.json" > "$work/$name.log" 2>&1
+    --schedules "$schedules" $iters $extra -J "$work/$name.json" > "$work/$name.log" 2>&1
   local status=$?
   echo "=== $name: exit $status in $((SECONDS - begin)) s (total $((SECONDS - start)) s)" | tee -a "$work/summary.txt"
   grep -vE '^#' "$work/$name.log" | tail -4
@@ -101,13 +107,25 @@ case $matrix in
       done
     done
     config "ar2-qwen3-30b-a3b-t8192" 2 allreduce qwen3-30b-a3b 8192 8192 balanced regular,farskip ;;
+  x1-profile)
+    extra="$extra --op-profile on"
+    for model in qwen3-30b-a3b mixtral-8x7b llama4-scout; do
+      config "ep1-$model-t2048" 1 alltoall "$model" 2048 2048 balanced regular
+      config "ep1-$model-t16384" 1 alltoall "$model" 16384 4096 balanced regular
+    done ;;
+  x4-profile)
+    extra="$extra --op-profile on"
+    for model in qwen3-30b-a3b mixtral-8x7b; do
+      config "a2a4-$model-t2048-balanced" 4 alltoall "$model" 2048 2048 balanced regular,farskip,farskip-ce
+      config "a2a4-$model-t16384-balanced" 4 alltoall "$model" 16384 4096 balanced regular,farskip,farskip-ce
+    done ;;
   x1)
     for model in qwen3-30b-a3b mixtral-8x7b llama4-scout; do
       config "ep1-$model-t2048" 1 alltoall "$model" 2048 2048 balanced regular
       config "ep1-$model-t16384" 1 alltoall "$model" 16384 4096 balanced regular
     done ;;
   *)
-    echo "unknown matrix $matrix (x4, x4-small, x4-large, x4-ar, x2, x1)" | tee -a "$work/summary.txt"
+    echo "unknown matrix $matrix (x4, x4-small, x4-large, x4-ar, x2, x1, x1-profile, x4-profile)" | tee -a "$work/summary.txt"
     exit 2 ;;
 esac
 pack
