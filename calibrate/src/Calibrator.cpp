@@ -283,13 +283,18 @@ double attention_forward_flops(const AttentionCase& a) {
 }
 
 // The layer runner computes attention unfused; its validation needs that implementation's own curve.
+// Unfused time is set by the L×L score matrices, not by the head dims, so a FLOP efficiency depends on
+// d_qk + d_v: only the MHA/GQA cases (d_qk = d_v), the runner's geometry, enter the curve.
+bool runner_geometry(const AttentionCase& a) {
+  return a.impl == "unfused" && a.forward && a.d_qk == a.d_v;
+}
+
 void fit_unfused_attention(Context& c) {
   hw::HwProfile& p = c.out.profile;
   const double sustained = p.sustained_peak_flops("bf16");
   std::map<std::int64_t, std::vector<double>> by_seq;
   for (const AttentionCase& a : c.in.bench.attention) {
-    if (a.impl == "unfused" && a.forward)
-      by_seq[a.seq_len].push_back(attention_forward_flops(a) / a.time_s / sustained);
+    if (runner_geometry(a)) by_seq[a.seq_len].push_back(attention_forward_flops(a) / a.time_s / sustained);
   }
   if (by_seq.empty()) return;
   hw::EfficiencyCurve& curve = p.efficiency.attention_unfused_fwd;
@@ -300,7 +305,7 @@ void fit_unfused_attention(Context& c) {
     curve.value.push_back(round4(geometric_mean(effs)));
   }
   for (const AttentionCase& a : c.in.bench.attention) {
-    if (a.impl != "unfused" || !a.forward) continue;
+    if (!runner_geometry(a)) continue;
     const double model =
         p.attention_efficiency(a.seq_len, hw::AttentionPass::FORWARD, hw::AttentionImpl::UNFUSED);
     residual.add(attention_forward_flops(a) / (sustained * model), a.time_s);
@@ -310,7 +315,9 @@ void fit_unfused_attention(Context& c) {
                  files_tags(c, "attention") +
                  ", p50, the implementation the in-tree layer runner uses: efficiency " +
                  "= 2 x BH x (L^2/2) x (d_qk + d_v) / (time x " + num(sustained / 1e12, 4) +
-                 " TF/s), geometric mean over head dims at each measured L; clamped outside L " +
+                 " TF/s), geometric mean over the cases with d_qk = d_v (MHA/GQA, as the runner; the time "
+                 "is set by the L x L scores, so MLA's wider d_qk would read as a higher FLOP efficiency) at "
+                 "each measured L; clamped outside L " +
                  num(curve.x.front(), 6) + ".." + num(curve.x.back(), 6) + ".";
 }
 

@@ -253,10 +253,12 @@ void feed_forward_kernels(const ModelSpec& spec, LayerOp op, const OpContext& co
     }
     const double routed = static_cast<double>(std::accumulate(rows.begin(), rows.end(), std::int64_t{0})) *
                           spec.hidden * list.element_bytes();
+    // Rows arrive grouped by source rank: regroup them by expert, and back by source for Combine.
     if (rows.size() > 1) list.memory("group_by_expert", routed, routed);
     for (std::int64_t expert_rows : rows) {
       if (expert_rows > 0) mlp_kernels(spec, {expert_rows}, spec.moe.expert_ffn, /*grouped=*/false, list);
     }
+    if (rows.size() > 1) list.memory("group_by_source", routed, routed);
   } else if (op == LayerOp::SHARED_EXPERTS) {
     const std::int64_t width = std::int64_t{spec.moe.shared_experts} * spec.moe.shared_ffn;
     if (width > 0) mlp_kernels(spec, all_tokens, width, /*grouped=*/false, list);

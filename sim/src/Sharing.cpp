@@ -71,10 +71,12 @@ void Simulation::recompute_network() {
     const auto& spec = program_.collectives()[static_cast<std::size_t>(c)];
     const double port = collectives_[static_cast<std::size_t>(c)].cost.bus_Bps / 1e9;
     port_base[static_cast<std::size_t>(c)] = static_cast<int>(capacity.size());
+    // Only SM-kernel collectives wait for SMs that compute holds; copy engines run beside it.
+    const bool needs_sms = spec.transport == Transport::SM_KERNEL;
     for (int direction = 0; direction < 2; ++direction) {
       for (int r : spec.group) {
         bool computing = gpus_[static_cast<std::size_t>(gpu_of(r))].compute_running > 0;
-        capacity.push_back(computing ? port / platform_.gpu.comm_slowdown_with_compute : port);
+        capacity.push_back(computing && needs_sms ? port / platform_.gpu.comm_slowdown_with_compute : port);
       }
     }
   }

@@ -169,15 +169,18 @@ TEST(LayerOps, RoutedExpertsAsGroupedGemms) {
 }
 
 TEST(LayerOps, RoutedExpertsAsOneGemmPerExpert) {
-  // The same 4 experts (100, 0, 300, 200 rows) as a loop: one gather of the 600 rows (600·2048·2 bytes read
-  // and written = 4,915,200), then fc1, swiglu, fc2 for each of the 3 experts with rows; FLOPs as grouped.
+  // The same 4 experts (100, 0, 300, 200 rows) as a loop: one gather of the 600 rows by expert (600·2048·2
+  // bytes read and written = 4,915,200), fc1, swiglu, fc2 for each of the 3 experts with rows, and the
+  // gather back into source order for Combine; FLOPs as grouped.
   OpContext context = tokens_context(100);
   context.expert_tokens = {100, 0, 300, 200};
   context.expert_loop = true;
   const auto forward = layer_op_kernels(v2_lite(), LayerOp::ROUTED_EXPERTS, Pass::FORWARD, context);
-  ASSERT_EQ(forward.size(), 1u + 3u * 3u);
+  ASSERT_EQ(forward.size(), 1u + 3u * 3u + 1u);
   EXPECT_EQ(forward[0].name, "routed_experts.group_by_expert");
   EXPECT_DOUBLE_EQ(forward[0].bytes, 4'915'200.0);
+  EXPECT_EQ(forward.back().name, "routed_experts.group_by_source");
+  EXPECT_DOUBLE_EQ(forward.back().bytes, 4'915'200.0);
   EXPECT_EQ(forward[1].kind, KernelClass::GEMM);
   EXPECT_EQ(forward[1].gemm.m, 100);
   EXPECT_EQ(forward[4].gemm.m, 300);  // expert 1 has no rows and no kernels

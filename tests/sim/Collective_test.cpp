@@ -121,6 +121,18 @@ TEST(Collective, ContentionSlowsBothSides) {
   EXPECT_EQ(r.ops[0].end, 128160);
 }
 
+TEST(Collective, CopyEngineCollectiveIsNotSlowedByCompute) {
+  // The same contention settings, but a copy-engine all-to-all: it holds no SMs and its bandwidth does
+  // not drop while compute runs, so both sides keep their alone times (71000 and 100000).
+  Program p(8, false);
+  CollectiveSpec spec = balanced_a2a(8, 1e6);
+  spec.transport = Transport::COPY_ENGINE;
+  auto m = add_everywhere(p, spec, 100000);
+  auto r = run(test_platform(1, 100, 1000, GpuResources{132, 33, 1.1, 1.25}), p);
+  EXPECT_EQ(r.ops[static_cast<std::size_t>(m[0])].end, 71000);
+  EXPECT_EQ(r.ops[0].end, 100000);
+}
+
 TEST(Collective, ConcurrentCollectivesShareGpuPorts) {
   // Ports of 150 GB/s. Alone, each all-to-all is held to its 100 GB/s table rate (71000 ns).
   // Two at once: 14 flows per egress port, 150/14 each < 100/7, so the port binds: each moves 7e6 B at
