@@ -103,6 +103,7 @@ sim::Platform make_platform(const hw::HwProfile& hw, int nodes) {
   gpu.comm_sms = hw.contention.comm_sms;
   gpu.compute_slowdown_with_comm = hw.contention.compute_slowdown_with_comm;
   gpu.comm_slowdown_with_compute = hw.contention.comm_slowdown_with_compute;
+  gpu.hbm_interference = hw.contention.hbm_interference;
   auto profile = std::make_shared<const hw::HwProfile>(hw);
   auto cost = [profile](const sim::CollectiveQuery& q) {
     auto scope = q.spans_nodes ? hw::CollectiveScope::INTER : hw::CollectiveScope::INTRA;

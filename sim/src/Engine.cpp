@@ -270,10 +270,9 @@ void Simulation::arrive(OpId id) {
   const Op& op = ops_[static_cast<std::size_t>(id)];
   const auto& spec = program_.collectives()[static_cast<std::size_t>(op.collective)];
   auto& st = collectives_[static_cast<std::size_t>(op.collective)];
-  if (spec.transport == Transport::SM_KERNEL) {
-    ++gpus_[static_cast<std::size_t>(op.rank)].comm_kernels;
-    gpus_[static_cast<std::size_t>(op.rank)].dirty = true;
-  }
+  auto& gpu = gpus_[static_cast<std::size_t>(op.rank)];
+  ++(spec.transport == Transport::SM_KERNEL ? gpu.comm_kernels : gpu.copy_collectives);
+  gpu.dirty = true;
   if (++st.arrived < st.expected) return;
   // Last member in: the collective's data phase begins for everyone (the straggler effect).
   const int n = static_cast<int>(spec.group.size());
@@ -381,10 +380,9 @@ void Simulation::finish_flow(int f) {
 void Simulation::finish_member(OpId id) {
   const Op& op = ops_[static_cast<std::size_t>(id)];
   const auto& spec = program_.collectives()[static_cast<std::size_t>(op.collective)];
-  if (spec.transport == Transport::SM_KERNEL) {
-    --gpus_[static_cast<std::size_t>(op.rank)].comm_kernels;
-    gpus_[static_cast<std::size_t>(op.rank)].dirty = true;
-  }
+  auto& gpu = gpus_[static_cast<std::size_t>(op.rank)];
+  --(spec.transport == Transport::SM_KERNEL ? gpu.comm_kernels : gpu.copy_collectives);
+  gpu.dirty = true;
   auto& st = collectives_[static_cast<std::size_t>(op.collective)];
   bool all_done = std::all_of(st.outstanding.begin(), st.outstanding.end(), [](int o) { return o == 0; });
   if (all_done && st.flowing) {

@@ -13,7 +13,9 @@ namespace moesim::sim::detail {
  *   - compute kernels share the remaining SMs max-min fairly by their demand (sm_fraction x SMs);
  *   - while any comm kernel runs, compute also slows by compute_slowdown_with_comm (cache/HBM
  *     interference beyond the lost SMs, a calibrated residual);
- *   - the kernels' HBM demands, at those SM-limited rates, share the HBM bandwidth max-min fairly.
+ *   - the kernels' HBM demands, at those SM-limited rates, share the HBM bandwidth max-min fairly;
+ *     while any collective (SM-driven or copy engine) is in flight, its own traffic leaves them
+ *     1 / hbm_interference of it.
  * A kernel's rate (work per ns) is then 1 / max(stretched compute time, stretched memory time).
  */
 void Simulation::recompute_gpu(int rank) {
@@ -36,7 +38,8 @@ void Simulation::recompute_gpu(int rank) {
     sm_rate[i] = granted[i] > 0 || w.compute_ns <= 0 ? 1.0 / time : 0.0;
     hbm_need[i] = w.memory_ns * sm_rate[i];  // fraction of HBM bandwidth it would use
   }
-  std::vector<double> hbm = water_fill(1.0, hbm_need);
+  const bool comm_in_flight = gpu.comm_kernels > 0 || gpu.copy_collectives > 0;
+  std::vector<double> hbm = water_fill(comm_in_flight ? 1.0 / res.hbm_interference : 1.0, hbm_need);
   for (std::size_t i = 0; i < demand.size(); ++i) {
     OpId id = gpu.fluid_kernels[i];
     const KernelWork& w = ops_[static_cast<std::size_t>(id)].work;

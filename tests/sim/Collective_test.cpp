@@ -133,6 +133,27 @@ TEST(Collective, CopyEngineCollectiveIsNotSlowedByCompute) {
   EXPECT_EQ(r.ops[0].end, 100000);
 }
 
+TEST(Collective, HbmBoundKernelsSlowWhileAnyCollectiveIsInFlight) {
+  // hbm_interference 1.25: an HBM-bound kernel (100000 ns alone) gets 1/1.25 of the HBM while the
+  // all-to-all is in flight (0..71000): 56800 ns of work by then, 43200 left alone → ends 114200. A
+  // copy-engine all-to-all interferes the same way.
+  for (Transport transport : {Transport::SM_KERNEL, Transport::COPY_ENGINE}) {
+    Program p(8, false);
+    CollectiveSpec spec = balanced_a2a(8, 1e6);
+    spec.transport = transport;
+    const int c = p.add_collective(spec);
+    OpId scan = NO_OP;
+    for (int r = 0; r < 8; ++r) {
+      p.set_streams(r, {"compute", "comm"});
+      OpId k = p.add_kernel(r, 0, "scan", "x", memory(100000), 0);
+      p.add_collective_member(c, r, 1, "comm", 0, {});
+      if (r == 0) scan = k;
+    }
+    auto r = run(test_platform(1, 100, 1000, GpuResources{132, 0, 1.0, 1.0, 1.25}), p);
+    EXPECT_EQ(r.ops[static_cast<std::size_t>(scan)].end, 114200);
+  }
+}
+
 TEST(Collective, ConcurrentCollectivesShareGpuPorts) {
   // Ports of 150 GB/s. Alone, each all-to-all is held to its 100 GB/s table rate (71000 ns).
   // Two at once: 14 flows per egress port, 150/14 each < 100/7, so the port binds: each moves 7e6 B at

@@ -24,6 +24,8 @@ struct GpuResources {
   int comm_sms = 16;                        ///< SMs one SM-driven collective kernel holds while it runs
   double compute_slowdown_with_comm = 1.0;  ///< compute kernels run this much slower while comm kernels run
   double comm_slowdown_with_compute = 1.0;  ///< collective bandwidth divides by this while compute runs
+  double hbm_interference =
+      1.0;  ///< HBM-bound kernels run this much slower while any collective is in flight
 };
 
 /** @brief Intra-node interconnect shape. */
