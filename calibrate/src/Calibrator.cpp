@@ -743,7 +743,7 @@ void fit_contention(Context& c) {
     spec.source += " Copy-engine transfers slowed the GEMM " + range_text(ce_gemm) + "x and were slowed " +
                    range_text(ce_comm) + "x; the engine gives them no SMs and no slowdown.";
   }
-  spec.source += " hbm_interference is kept from the base (the engine does not use it).";
+  spec.source += " hbm_interference is kept from the base (no memory-bound case under comm is measured).";
 
   ErrorSummary gemm_e, comm_e;
   for (const ContentionCase* k : nccl) {
