@@ -1,6 +1,7 @@
 #include "ScenarioOptions.hpp"
 
 #include "moesim/common/Error.hpp"
+#include "moesim/hwprofiles/ProfileEnums.hpp"
 #include "moesim/hwprofiles/ProfileLoader.hpp"
 
 namespace moesim::app {
@@ -107,9 +108,10 @@ schedules::Scenario make_scenario(const ScenarioOptions& o) {
   s.workload.layers = o.layers;
   s.per_rank = o.per_rank;
   s.noise = schedules::parse_jitter(o.jitter, o.repeat);
-  if (o.attention != "fused" && o.attention != "unfused")
+  const auto attention = hw::try_parse_attention_impl(o.attention);
+  if (!attention)
     throw ConfigError("", "--attention", "= \"" + o.attention + "\": expected fused or unfused");
-  s.workload.attention = o.attention == "unfused" ? hw::AttentionImpl::UNFUSED : hw::AttentionImpl::FUSED;
+  s.workload.attention = *attention;
   if (o.experts != "grouped" && o.experts != "loop")
     throw ConfigError("", "--experts", "= \"" + o.experts + "\": expected grouped or loop");
   s.workload.expert_loop = o.experts == "loop";

@@ -28,6 +28,8 @@ constexpr Spellings<FabricType, 2> kFabricTypes{{{FabricType::SWITCH, "switch"},
 constexpr Spellings<ProvenanceKind, 3> kProvenanceKinds{{{ProvenanceKind::DATASHEET, "datasheet"},
                                                          {ProvenanceKind::PUBLISHED, "published"},
                                                          {ProvenanceKind::CALIBRATED, "calibrated"}}};
+constexpr Spellings<AttentionImpl, 2> kAttentionImpls{
+    {{AttentionImpl::FUSED, "fused"}, {AttentionImpl::UNFUSED, "unfused"}}};
 
 template <typename Enum, std::size_t N>
 std::string spell(const Spellings<Enum, N>& table, Enum value) {
@@ -90,6 +92,9 @@ std::optional<FabricType> try_parse_fabric_type(std::string_view text) {
 }
 std::optional<ProvenanceKind> try_parse_provenance_kind(std::string_view text) {
   return lookup(kProvenanceKinds, text);
+}
+std::optional<AttentionImpl> try_parse_attention_impl(std::string_view text) {
+  return lookup(kAttentionImpls, text);
 }
 
 CollectiveKind parse_collective_kind(std::string_view text) {

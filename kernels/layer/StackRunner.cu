@@ -9,6 +9,7 @@
 #include "BenchRunner.hpp"
 #include "DeviceFill.hpp"
 #include "StackRunner.hpp"
+#include "moesim/kernels/Statistics.hpp"
 
 namespace moesim::kernels::layer {
 namespace {
@@ -112,14 +113,19 @@ void Stack::run_iteration(int rank, const std::vector<Step>& steps) {
   runner.join();
 }
 
+void Stack::configure_timed(ScheduleKind kind, PassMode mode) {
+  for (auto& runner : runners_) {
+    runner->configure(kind, mode);
+    runner->set_identity_experts(false);
+  }
+}
+
 PassTimes Stack::time_pass(ScheduleKind kind, PassMode mode, const std::vector<Step>& steps) {
   const auto total = static_cast<std::size_t>(config_.warmup + config_.iters);
+  configure_timed(kind, mode);
   std::vector<std::unique_ptr<EventTimeline>> timelines;
-  for (int r = 0; r < config_.gpus; ++r) {
-    runners_[static_cast<std::size_t>(r)]->configure(kind, mode);
-    runners_[static_cast<std::size_t>(r)]->set_identity_experts(false);
+  for (int r = 0; r < config_.gpus; ++r)
     timelines.push_back(std::make_unique<EventTimeline>(devices_[static_cast<std::size_t>(r)], total));
-  }
   on_every_rank([&](int r) {
     const cudaStream_t compute = states_[static_cast<std::size_t>(r)]->compute;
     for (std::size_t i = 0; i < total; ++i) {
@@ -157,21 +163,13 @@ std::string profile_name(const Step& step) {
   return "?";
 }
 
-double median_of(std::vector<double> values) {
-  std::sort(values.begin(), values.end());
-  return values.empty() ? 0.0 : values[values.size() / 2];
-}
-
 }  // namespace
 
 OpProfile Stack::profile_ops(ScheduleKind kind, PassMode mode, const std::vector<Step>& steps, int rank,
                              int iterations) {
   const std::size_t n = steps.size();
   const auto total = static_cast<std::size_t>(config_.warmup + iterations);
-  for (int r = 0; r < config_.gpus; ++r) {
-    runners_[static_cast<std::size_t>(r)]->configure(kind, mode);
-    runners_[static_cast<std::size_t>(r)]->set_identity_experts(false);
-  }
+  configure_timed(kind, mode);
   EventTimeline timeline(devices_[static_cast<std::size_t>(rank)], n * static_cast<std::size_t>(iterations));
   std::vector<double> host_ms(n * static_cast<std::size_t>(iterations), 0.0);
   on_every_rank([&](int r) {
@@ -216,8 +214,8 @@ OpProfile Stack::profile_ops(ScheduleKind kind, PassMode mode, const std::vector
     }
   }
   for (std::size_t e = 0; e < profile.entries.size(); ++e) {
-    profile.entries[e].gpu_ms = median_of(gpu_sums[e]);
-    profile.entries[e].host_ms = median_of(host_sums[e]);
+    profile.entries[e].gpu_ms = percentile(gpu_sums[e], 50);
+    profile.entries[e].host_ms = percentile(host_sums[e], 50);
   }
   return profile;
 }

@@ -67,6 +67,8 @@ class Stack {
   /** @brief Runs fn(rank) on one thread per rank; the first exception is rethrown after all joined. */
   void on_every_rank(const std::function<void(int)>& fn);
   void run_iteration(int rank, const std::vector<Step>& steps);
+  /** @brief Every rank's runner to (kind, mode) with real experts, before a timed pass. */
+  void configure_timed(ScheduleKind kind, PassMode mode);
 
   const RunConfig& config_;
   std::vector<int> devices_;

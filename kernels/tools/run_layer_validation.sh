@@ -107,19 +107,14 @@ case $matrix in
       done
     done
     config "ar2-qwen3-30b-a3b-t8192" 2 allreduce qwen3-30b-a3b 8192 8192 balanced regular,farskip ;;
-  x1-profile)
-    extra="$extra --op-profile on"
-    for model in qwen3-30b-a3b mixtral-8x7b llama4-scout; do
-      config "ep1-$model-t2048" 1 alltoall "$model" 2048 2048 balanced regular
-      config "ep1-$model-t16384" 1 alltoall "$model" 16384 4096 balanced regular
-    done ;;
   x4-profile)
     extra="$extra --op-profile on"
     for model in qwen3-30b-a3b mixtral-8x7b; do
       config "a2a4-$model-t2048-balanced" 4 alltoall "$model" 2048 2048 balanced regular,farskip,farskip-ce
       config "a2a4-$model-t16384-balanced" 4 alltoall "$model" 16384 4096 balanced regular,farskip,farskip-ce
     done ;;
-  x1)
+  x1 | x1-profile)
+    [[ $matrix == x1-profile ]] && extra="$extra --op-profile on"
     for model in qwen3-30b-a3b mixtral-8x7b llama4-scout; do
       config "ep1-$model-t2048" 1 alltoall "$model" 2048 2048 balanced regular
       config "ep1-$model-t16384" 1 alltoall "$model" 16384 4096 balanced regular

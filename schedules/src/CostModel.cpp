@@ -36,6 +36,8 @@ sim::KernelWork kernel_work(const hw::HwProfile& hw, const models::KernelCost& c
   if (cost.bytes > 0) w.memory_ns = cost.bytes / (hw.gpu.hbm_bw_Bps * hw.memory_efficiency(cost.bytes)) * 1e9;
   const auto& g = cost.gemm;
   double rate = 0;
+  const auto pass = cost.name.find(".dgrad") != std::string::npos ? hw::AttentionPass::BACKWARD
+                                                                  : hw::AttentionPass::FORWARD;
   switch (cost.kind) {
     case KernelClass::GEMM:
       rate = hw.achieved_gemm_flops(dt, g.m, g.n, g.k);
@@ -44,25 +46,21 @@ sim::KernelWork kernel_work(const hw::HwProfile& hw, const models::KernelCost& c
       rate = hw.sustained_peak_flops(dt) * hw.grouped_gemm_efficiency(g.m, g.n, g.k, g.groups) *
              hw.gemm_dtype_factor(dt);
       break;
-    case KernelClass::ATTENTION: {
-      auto pass = cost.name.find(".dgrad") != std::string::npos ? hw::AttentionPass::BACKWARD
-                                                                : hw::AttentionPass::FORWARD;
+    case KernelClass::ATTENTION:
       rate = hw.sustained_peak_flops(dt) *
              hw.attention_efficiency(std::max<std::int64_t>(cost.attn_seq, 1), pass, attention);
       break;
-    }
     case KernelClass::MEMORY:
       break;
   }
   if (cost.flops > 0 && rate > 0) w.compute_ns = cost.flops / rate * 1e9;
-  if (cost.kind == KernelClass::ATTENTION && attention == hw::AttentionImpl::UNFUSED && w.compute_ns > 0 &&
-      cost.attn_head_dim > 0 && cost.name.find(".dgrad") == std::string::npos) {
+  if (cost.kind == KernelClass::ATTENTION && attention == hw::AttentionImpl::UNFUSED &&
+      pass == hw::AttentionPass::FORWARD && w.compute_ns > 0) {
     // Unfused attention writes and re-reads the full L×L scores (fp32, then bf16 probabilities): about
     // 80% of its time is HBM traffic (measured: 8.7 ms per layer for 4 x 32 heads x 4096^2 on an H200,
     // of which QK^T and PV at GEMM rate are ~1.6 ms). So it is HBM-bound for its whole measured time,
     // and losing SMs to a comm kernel only stretches its two GEMMs, which fit inside that time.
-    const double square_elements = cost.flops / (2.0 * static_cast<double>(cost.attn_head_dim));
-    const double gemm_flops = 2.0 * 2.0 * square_elements * static_cast<double>(cost.attn_head_dim);
+    const double gemm_flops = 2.0 * cost.flops;  // the full square, where the causal count has half
     const double gemm_rate = hw.achieved_gemm_flops(dt, cost.attn_seq, cost.attn_seq, cost.attn_head_dim);
     w.memory_ns = w.compute_ns;
     w.compute_ns = gemm_rate > 0 ? std::min(w.memory_ns, gemm_flops / gemm_rate * 1e9) : 0.0;

@@ -5,6 +5,7 @@
 #include <map>
 
 #include "moesim/common/JsonReader.hpp"
+#include "moesim/hwprofiles/ProfileEnums.hpp"
 #include "moesim/hwprofiles/ProfileLoader.hpp"
 #include "moesim/models/ModelSpec.hpp"
 #include "moesim/models/Routing.hpp"
@@ -49,8 +50,7 @@ MeasuredRun read_record(JsonObject record, const std::string& device) {
   r.seed = static_cast<std::uint64_t>(record.integer("seed"));
   r.sync_splits = record.boolean("sync_splits");
   if (auto attention = record.optional_string("attention")) r.attention = *attention;
-  if (r.attention != "unfused" && r.attention != "fused")
-    record.fail("attention", "expected unfused or fused");
+  if (!hw::try_parse_attention_impl(r.attention)) record.fail("attention", "expected unfused or fused");
   if (auto experts = record.optional_string("experts")) r.experts = *experts;
   if (r.experts != "loop" && r.experts != "grouped") record.fail("experts", "expected loop or grouped");
   if (auto dtype = record.optional_string("dtype"); dtype && *dtype != "bf16")
@@ -126,7 +126,7 @@ Scenario measured_scenario(const MeasuredRun& run, const hw::HwProfile& hw) {
   s.workload.routing.kind = models::RoutingSpec::Kind::RECORDED;
   s.workload.routing.recorded = run.tokens_to_expert;
   s.workload.routing.histogram_file = run.file + ":" + run.pointer + "/tokens_to_expert";
-  s.workload.attention = run.attention == "unfused" ? hw::AttentionImpl::UNFUSED : hw::AttentionImpl::FUSED;
+  s.workload.attention = hw::try_parse_attention_impl(run.attention).value();  // checked when read
   s.workload.expert_loop = run.experts == "loop";
   s.options["sync_splits"] = run.sync_splits ? "on" : "off";
   if (run.schedule == "regular") {

@@ -55,6 +55,8 @@ std::optional<CollectiveKind> try_parse_collective_kind(std::string_view text);
 std::optional<CollectiveScope> try_parse_collective_scope(std::string_view text);
 /** @brief The spelling, or nullopt when `text` names no algorithm. */
 std::optional<CollectiveAlgorithm> try_parse_collective_algorithm(std::string_view text);
+/** @brief "fused" or "unfused", or nullopt for anything else. */
+std::optional<AttentionImpl> try_parse_attention_impl(std::string_view text);
 /** @brief The spelling, or nullopt when `text` names no fabric type. */
 std::optional<FabricType> try_parse_fabric_type(std::string_view text);
 /** @brief The spelling, or nullopt when `text` names no provenance kind. */
