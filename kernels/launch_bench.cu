@@ -9,24 +9,20 @@
 //   graph_device_N     device time of one replay of a graph of N empty kernel nodes, per node
 //                      (replays queued behind a spin kernel, as for launch_device)
 //   graph_host_N       host time of cudaGraphLaunch of that graph, per node
+//   copy_launch_host   host time of one copy of a copy-engine all-to-all as layer_runner issues it
+//                      (stream waits on the fork event, cudaMemcpyPeerAsync of 4 KiB, event record
+//                      on the copy stream, the comm stream waits on it), per copy
 // Host timings use std::chrono around a batch of operations, never around a single one.
 #include <chrono>
 #include <memory>
 
 #include "BenchRunner.hpp"
+#include "DeviceBuffer.hpp"
 
 namespace moesim::kernels {
 namespace {
 
 __global__ void empty_kernel() {}
-
-// Holds the stream for `nanoseconds`, so that launches issued meanwhile queue up on the GPU.
-__global__ void spin_kernel(long long nanoseconds) {
-  const long long start = clock64();
-  // clock64 counts SM cycles; 2 GHz is an upper bound, so this spins at least `nanoseconds`.
-  while (clock64() - start < nanoseconds * 2) {
-  }
-}
 
 double host_us_since(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start).count();
@@ -61,7 +57,8 @@ class LaunchBench {
       CUDA_CHECK(cudaStreamSynchronize(stream_));
     }
     for (std::size_t i = 0; i < iters; ++i) {
-      spin_kernel<<<1, 1, 0, stream_>>>(batch_ * 20'000);  // 20 us per queued launch covers the host's rate
+      hold_stream(stream_,
+                  static_cast<double>(batch_) * 20);  // 20 us per queued launch covers the host's rate
       timeline.record_start(i, stream_);
       launch_batch();
       timeline.record_end(i, stream_);
@@ -78,13 +75,52 @@ class LaunchBench {
       roundtrip[i] = host_us_since(start) / static_cast<double>(roundtrips);
     }
     CUDA_CHECK_LAUNCH();
+    const std::vector<double> copy_host = time_copy_launches();
     add_row("launch_host", batch_, host);
     add_row("launch_device", batch_, device);
     add_row("launch_roundtrip", roundtrips, roundtrip);
+    add_row("copy_launch_host", copies_per_sample(), copy_host);
     for (std::int64_t nodes : graph_nodes) run_graph(nodes);
   }
 
  private:
+  std::int64_t copies_per_sample() const { return std::max<std::int64_t>(1, batch_ / 10); }
+
+  // Copies to the same device: the host-side calls are those of a peer copy (the driver queues the
+  // work on a copy engine either way), and the bench needs one GPU only.
+  std::vector<double> time_copy_launches() {
+    constexpr std::size_t kBytes = 4096;
+    DeviceBuffer source(device_, kBytes), destination(device_, kBytes);
+    cudaStream_t copy = nullptr;
+    cudaEvent_t fork = nullptr, done = nullptr;
+    CUDA_CHECK(cudaStreamCreateWithFlags(&copy, cudaStreamNonBlocking));
+    CUDA_CHECK(cudaEventCreateWithFlags(&fork, cudaEventDisableTiming));
+    CUDA_CHECK(cudaEventCreateWithFlags(&done, cudaEventDisableTiming));
+    const auto copies = copies_per_sample();
+    auto issue = [&] {
+      CUDA_CHECK(cudaEventRecord(fork, stream_));
+      for (std::int64_t k = 0; k < copies; ++k) {
+        CUDA_CHECK(cudaStreamWaitEvent(copy, fork, 0));
+        CUDA_CHECK(cudaMemcpyPeerAsync(destination.get(), device_, source.get(), device_, kBytes, copy));
+        CUDA_CHECK(cudaEventRecord(done, copy));
+        CUDA_CHECK(cudaStreamWaitEvent(stream_, done, 0));
+      }
+    };
+    for (std::int64_t i = 0; i < session_.options().warmup_iters; ++i) issue();
+    CUDA_CHECK(cudaStreamSynchronize(stream_));
+    std::vector<double> host(static_cast<std::size_t>(session_.options().iters));
+    for (double& sample : host) {
+      const auto start = std::chrono::steady_clock::now();
+      issue();
+      sample = host_us_since(start) / static_cast<double>(copies);
+      CUDA_CHECK(cudaStreamSynchronize(stream_));
+    }
+    CUDA_CHECK(cudaEventDestroy(fork));
+    CUDA_CHECK(cudaEventDestroy(done));
+    CUDA_CHECK(cudaStreamDestroy(copy));
+    return host;
+  }
+
   void launch_batch() {
     for (std::int64_t k = 0; k < batch_; ++k) empty_kernel<<<1, 1, 0, stream_>>>();
   }
@@ -105,7 +141,7 @@ class LaunchBench {
     std::vector<double> host(iters), device(iters);
     EventTimeline timeline(device_, iters);
     for (std::size_t i = 0; i < iters; ++i) {
-      spin_kernel<<<1, 1, 0, stream_>>>(replays * 20'000);
+      hold_stream(stream_, static_cast<double>(replays) * 20);
       timeline.record_start(i, stream_);
       const auto start = std::chrono::steady_clock::now();
       for (std::int64_t r = 0; r < replays; ++r) CUDA_CHECK(cudaGraphLaunch(exec, stream_));

@@ -6,6 +6,21 @@
 #include "DeviceInfo.hpp"
 
 namespace moesim::kernels {
+namespace {
+
+__global__ void spin_kernel(long long nanoseconds) {
+  const long long start = clock64();
+  // clock64 counts SM cycles; 2 GHz is an upper bound, so this spins at least `nanoseconds`.
+  while (clock64() - start < nanoseconds * 2) {
+  }
+}
+
+}  // namespace
+
+void hold_stream(cudaStream_t stream, double microseconds) {
+  spin_kernel<<<1, 1, 0, stream>>>(static_cast<long long>(microseconds * 1e3));
+  CUDA_CHECK_LAUNCH();
+}
 
 BenchSession::BenchSession(std::string benchmark, std::string description)
     : benchmark_(std::move(benchmark)),
@@ -292,7 +307,15 @@ TimedSamples time_iterations(const BenchSession& session, CaseBench& bench, std:
 
   std::vector<std::unique_ptr<EventTimeline>> timelines;
   for (const DeviceStream& s : streams) timelines.push_back(std::make_unique<EventTimeline>(s.device, iters));
+  const double hold_us = bench.hold_streams_us();
   for (std::size_t i = 0; i < iters; ++i) {
+    if (hold_us > 0) {
+      for (const DeviceStream& s : streams) CUDA_CHECK(cudaStreamSynchronize(s.stream));
+      for (const DeviceStream& s : streams) {
+        CUDA_CHECK(cudaSetDevice(s.device));
+        hold_stream(s.stream, hold_us);
+      }
+    }
     for (std::size_t s = 0; s < streams.size(); ++s) timelines[s]->record_start(i, streams[s].stream);
     issue();
     for (std::size_t s = 0; s < streams.size(); ++s) timelines[s]->record_end(i, streams[s].stream);

@@ -141,7 +141,17 @@ class CaseBench {
   virtual void release(std::size_t /*index*/) {}
   /** @brief True when run() uses one stream and may be captured into a CUDA graph. */
   virtual bool is_graph_capturable() const { return false; }
+  /**
+   * @brief > 0 when issuing one iteration from the host takes long next to its device time (one
+   * thread driving several GPUs): every timed iteration then starts from idle streams, each held
+   * by a spin kernel this long, so the whole iteration is queued before its start event fires and
+   * the streams start within a few µs of each other.
+   */
+  virtual double hold_streams_us() const { return 0; }
 };
+
+/** @brief Enqueues a one-thread kernel that keeps `stream` busy for at least `microseconds`. */
+void hold_stream(cudaStream_t stream, double microseconds);
 
 /** @brief Runs every case of `bench` and logs one row per case (see the file comment). */
 void run_cases(BenchSession& session, CaseBench& bench);
