@@ -786,6 +786,8 @@ void fit_launch(Context& c) {
     text += (text.empty() ? "" : "; ") + what + " " + num(field * 1e6, 3) + " us (" + measure + ")";
   };
   take("launch_host", g.launch_overhead_s, "launch_overhead_us = host time per eager launch");
+  take("copy_launch_host", g.copy_launch_overhead_s,
+       "copy_launch_overhead_us = host time per copy of a copy-engine collective");
   take("graph_host_1", g.graph_launch_overhead_s, "graph_launch_overhead_us = host time of one graph launch");
   if (largest_graph > 0)
     take("graph_device_" + std::to_string(largest_graph), g.graph_node_overhead_s,

@@ -113,6 +113,7 @@ GpuSpec parse_gpu(JsonObject obj) {
   g.llc_bytes = obj.number("llc_MiB") * kMiB;
   g.launch_overhead_s = obj.number("launch_overhead_us") * kUs;
   g.blas_call_overhead_s = obj.optional_number("blas_call_overhead_us").value_or(0.0) * kUs;
+  g.copy_launch_overhead_s = obj.optional_number("copy_launch_overhead_us").value_or(0.0) * kUs;
   g.graph_launch_overhead_s = obj.number("graph_launch_overhead_us") * kUs;
   g.graph_node_overhead_s = obj.number("graph_node_overhead_us") * kUs;
   g.kernel_min_s = obj.number("kernel_min_us") * kUs;

@@ -105,6 +105,7 @@ void validate_gpu(const GpuSpec& g, const RuleChecker& check) {
   check.non_negative("/gpu/llc_MiB", g.llc_bytes, kMiB);
   check.non_negative("/gpu/launch_overhead_us", g.launch_overhead_s, kUs);
   check.non_negative("/gpu/blas_call_overhead_us", g.blas_call_overhead_s, kUs);
+  check.non_negative("/gpu/copy_launch_overhead_us", g.copy_launch_overhead_s, kUs);
   check.non_negative("/gpu/graph_launch_overhead_us", g.graph_launch_overhead_s, kUs);
   check.non_negative("/gpu/graph_node_overhead_us", g.graph_node_overhead_s, kUs);
   check.non_negative("/gpu/kernel_min_us", g.kernel_min_s, kUs);

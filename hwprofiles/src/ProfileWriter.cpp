@@ -74,9 +74,13 @@ ordered_json gpu_json(const GpuSpec& g) {
                       {"graph_node_overhead_us", in_unit(g.graph_node_overhead_s, kUs)},
                       {"kernel_min_us", in_unit(g.kernel_min_s, kUs)},
                       {"source", g.source}};
-  if (g.blas_call_overhead_s <= 0) return out;
-  return insert_after(out, "launch_overhead_us", "blas_call_overhead_us",
-                      in_unit(g.blas_call_overhead_s, kUs));
+  if (g.blas_call_overhead_s > 0)
+    out = insert_after(out, "launch_overhead_us", "blas_call_overhead_us",
+                       in_unit(g.blas_call_overhead_s, kUs));
+  if (g.copy_launch_overhead_s > 0)
+    out = insert_after(out, g.blas_call_overhead_s > 0 ? "blas_call_overhead_us" : "launch_overhead_us",
+                       "copy_launch_overhead_us", in_unit(g.copy_launch_overhead_s, kUs));
+  return out;
 }
 
 ordered_json efficiency_json(const EfficiencySpec& e) {

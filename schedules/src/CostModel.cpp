@@ -77,6 +77,10 @@ double launch_ns(const hw::HwProfile& hw) {
   return hw.gpu.launch_overhead_s * 1e9;
 }
 
+double copy_launch_ns(const hw::HwProfile& hw) {
+  return hw.gpu.copy_launch_overhead_s > 0 ? hw.gpu.copy_launch_overhead_s * 1e9 : launch_ns(hw);
+}
+
 double launch_ns(const hw::HwProfile& hw, const models::KernelCost& cost) {
   const bool blas = cost.kind == models::KernelClass::GEMM || cost.kind == models::KernelClass::GROUPED_GEMM;
   return blas && hw.gpu.blas_call_overhead_s > 0 ? hw.gpu.blas_call_overhead_s * 1e9 : launch_ns(hw);

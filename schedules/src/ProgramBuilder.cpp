@@ -230,7 +230,19 @@ OpId ProgramBuilder::collective(sim::CollectiveSpec spec, int stream, const std:
   std::erase(deps, NO_OP);
   std::sort(deps.begin(), deps.end());
   deps.erase(std::unique(deps.begin(), deps.end()), deps.end());
-  return program_.add_collective_member(it->second, rank_, stream, category, launch_ns_, std::move(deps));
+  return program_.add_collective_member(
+      it->second, rank_, stream, category,
+      host_ns(program_.collectives().at(static_cast<std::size_t>(it->second))), std::move(deps));
+}
+
+// NCCL launches one kernel per collective; a copy-engine all-to-all issues one copy (with its events)
+// per destination that gets bytes, this rank's own share included.
+double ProgramBuilder::host_ns(const sim::CollectiveSpec& spec) const {
+  if (spec.transport != sim::Transport::COPY_ENGINE) return launch_ns_;
+  const auto me = std::find(spec.group.begin(), spec.group.end(), rank_) - spec.group.begin();
+  const auto& row = spec.pair_bytes.at(static_cast<std::size_t>(me));
+  const auto copies = std::count_if(row.begin(), row.end(), [](double b) { return b > 0; });
+  return static_cast<double>(copies) * copy_launch_ns(s_.hw);
 }
 
 OpId ProgramBuilder::collective(int layer, Comm which, std::vector<OpId> deps) {

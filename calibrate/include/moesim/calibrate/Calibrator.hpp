@@ -15,7 +15,8 @@
  *   memory        efficiency.memory (bins of 4x in bytes; L2-resident cases above the HBM peak dropped)
  *   collectives / nccl-tests   collective tables per kind and group size (intra-node)
  *   contention    contention.comm_sms, compute_slowdown_with_comm, comm_slowdown_with_compute
- *   launch        gpu.launch_overhead_us, graph_launch_overhead_us, graph_node_overhead_us, kernel_min_us
+ *   launch        gpu.launch_overhead_us, copy_launch_overhead_us, graph_launch_overhead_us,
+ *                 graph_node_overhead_us, kernel_min_us
  *   torch trace   checks GEMM efficiencies against traced kernel times; scales the GEMM table by
  *                 the traced / predicted ratio when no gemm results are given
  */

@@ -58,6 +58,11 @@ struct GpuSpec {
    * launch), which exceeds an empty kernel's launch; 0 = use launch_overhead_s
    */
   double blas_call_overhead_s = 0;
+  /**
+   * optional: host time to issue one copy of a copy-engine collective (the copy stream's wait on the
+   * fork event, cudaMemcpyPeerAsync, the event record, the comm stream's wait); 0 = launch_overhead_s
+   */
+  double copy_launch_overhead_s = 0;
   double graph_launch_overhead_s = 0;  ///< host time to launch one CUDA/HIP graph
   double graph_node_overhead_s = 0;    ///< device gap per kernel node inside a graph
   double kernel_min_s = 0;             ///< shortest device time any kernel takes

@@ -28,6 +28,9 @@ sim::KernelWork kernel_work(const hw::HwProfile& hw, const models::KernelCost& c
 /** @brief Host time to launch one kernel eagerly (ns). */
 double launch_ns(const hw::HwProfile& hw);
 
+/** @brief Host time to issue one copy of a copy-engine collective (ns); launch_ns when not calibrated. */
+double copy_launch_ns(const hw::HwProfile& hw);
+
 /** @brief The engine's machine: `nodes` nodes of the profile's node, its fabric, NICs and collective tables.
  */
 sim::Platform make_platform(const hw::HwProfile& hw, int nodes);
