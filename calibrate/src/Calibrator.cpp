@@ -603,6 +603,16 @@ void fit_collectives(Context& c) {
 
 // --- contention ---------------------------------------------------------------------------------
 
+// Peer copies take no SMs, but their HBM and L2 traffic slows a GEMM beside them.
+std::string fit_copy_slowdown(hw::ContentionSpec& spec, const std::vector<double>& gemm_slowdowns,
+                              const std::string& tags) {
+  if (gemm_slowdowns.empty()) return "";
+  spec.compute_slowdown_with_copy = round4(std::max(1.0, geometric_mean(gemm_slowdowns)));
+  return " compute_slowdown_with_copy = " + num(spec.compute_slowdown_with_copy, 4) +
+         ": geometric mean of the GEMM slowdown over the " + std::to_string(gemm_slowdowns.size()) +
+         " peer-copy cases " + tags + " (" + range_text(gemm_slowdowns) + ").";
+}
+
 void fit_contention(Context& c) {
   hw::HwProfile& p = c.out.profile;
   hw::ContentionSpec& spec = p.contention;
@@ -615,19 +625,23 @@ void fit_contention(Context& c) {
       nccl.push_back(&k);
     }
   }
-  std::vector<double> ce_gemm, ce_comm;
+  std::vector<double> ce_gemm, ce_comm, peer_gemm;
   for (const ContentionCase* k : copy_engine) {
     if (k->gemm_with_comm_s) ce_gemm.push_back(*k->gemm_with_comm_s / k->gemm_alone_s);
     if (k->comm_with_gemm_s) ce_comm.push_back(*k->comm_with_gemm_s / k->comm_alone_s);
+    // A device-local copy reads and writes this GPU's HBM; a peer copy of an all-to-all does half of each.
+    if (k->gemm_with_comm_s && k->ranks > 1) peer_gemm.push_back(*k->gemm_with_comm_s / k->gemm_alone_s);
   }
+  const std::string copy_text = fit_copy_slowdown(spec, peer_gemm, files_tags(c, "contention"));
   if (nccl.empty()) {
     if (!copy_engine.empty()) {
       spec.source +=
           " Calibration " + files_tags(c, "contention") + " measured copy-engine transfers only (" +
           (copy_engine.front()->ranks == 1 ? "a device-local copy" : "peer copies") +
           "): they slowed the GEMM " + range_text(ce_gemm) + "x and were slowed " + range_text(ce_comm) +
-          "x themselves; the engine gives copy-engine transfers no SMs and no slowdown, so the factors "
-          "above are kept.";
+          "x themselves; the engine gives copy-engine transfers no SMs and no bandwidth loss, so the "
+          "factors above are kept." +
+          copy_text;
     }
     return;
   }
@@ -741,7 +755,7 @@ void fit_contention(Context& c) {
                 ".";
   if (!copy_engine.empty()) {
     spec.source += " Copy-engine transfers slowed the GEMM " + range_text(ce_gemm) + "x and were slowed " +
-                   range_text(ce_comm) + "x; the engine gives them no SMs and no slowdown.";
+                   range_text(ce_comm) + "x; the engine gives them no SMs and no bandwidth loss." + copy_text;
   }
   spec.source += " hbm_interference is kept from the base (no memory-bound case under comm is measured).";
 

@@ -211,6 +211,7 @@ ContentionSpec parse_contention(JsonObject obj) {
   c.comm_sms = count(obj, "comm_sms");
   c.compute_slowdown_with_comm = obj.number("compute_slowdown_with_comm");
   c.comm_slowdown_with_compute = obj.number("comm_slowdown_with_compute");
+  c.compute_slowdown_with_copy = obj.optional_number("compute_slowdown_with_copy").value_or(1.0);
   c.hbm_interference = obj.number("hbm_interference");
   c.source = obj.string("source");
   obj.finish();

@@ -244,6 +244,7 @@ void validate_contention(const HwProfile& p, const RuleChecker& check) {
   check.at_least_one("/contention/compute_slowdown_with_comm", c.compute_slowdown_with_comm);
   check.at_least_one("/contention/comm_slowdown_with_compute", c.comm_slowdown_with_compute);
   check.at_least_one("/contention/hbm_interference", c.hbm_interference);
+  check.at_least_one("/contention/compute_slowdown_with_copy", c.compute_slowdown_with_copy);
   check.not_empty("/contention/source", c.source);
 }
 

@@ -138,11 +138,14 @@ ordered_json collective_json(const CollectiveTable& t) {
 }
 
 ordered_json contention_json(const ContentionSpec& c) {
-  return {{"comm_sms", c.comm_sms},
-          {"compute_slowdown_with_comm", c.compute_slowdown_with_comm},
-          {"comm_slowdown_with_compute", c.comm_slowdown_with_compute},
-          {"hbm_interference", c.hbm_interference},
-          {"source", c.source}};
+  ordered_json out = {{"comm_sms", c.comm_sms},
+                      {"compute_slowdown_with_comm", c.compute_slowdown_with_comm},
+                      {"comm_slowdown_with_compute", c.comm_slowdown_with_compute},
+                      {"hbm_interference", c.hbm_interference},
+                      {"source", c.source}};
+  if (c.compute_slowdown_with_copy == 1.0) return out;
+  return insert_after(out, "comm_slowdown_with_compute", "compute_slowdown_with_copy",
+                      c.compute_slowdown_with_copy);
 }
 
 }  // namespace

@@ -106,6 +106,7 @@ sim::Platform make_platform(const hw::HwProfile& hw, int nodes) {
   gpu.compute_slowdown_with_comm = hw.contention.compute_slowdown_with_comm;
   gpu.comm_slowdown_with_compute = hw.contention.comm_slowdown_with_compute;
   gpu.hbm_interference = hw.contention.hbm_interference;
+  gpu.compute_slowdown_with_copy = hw.contention.compute_slowdown_with_copy;
   auto profile = std::make_shared<const hw::HwProfile>(hw);
   auto cost = [profile](const sim::CollectiveQuery& q) {
     auto scope = q.spans_nodes ? hw::CollectiveScope::INTER : hw::CollectiveScope::INTRA;

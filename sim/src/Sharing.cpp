@@ -12,7 +12,8 @@ namespace moesim::sim::detail {
  *     a running persistent kernel (POOL) holds its pool_sms;
  *   - compute kernels share the remaining SMs max-min fairly by their demand (sm_fraction x SMs);
  *   - while any comm kernel runs, compute also slows by compute_slowdown_with_comm (cache/HBM
- *     interference beyond the lost SMs, a calibrated residual);
+ *     interference beyond the lost SMs, a calibrated residual); while copy-engine collectives run,
+ *     by compute_slowdown_with_copy (the larger of the two when both run);
  *   - the kernels' HBM demands, at those SM-limited rates, share the HBM bandwidth max-min fairly;
  *     while any collective (SM-driven or copy engine) is in flight, its own traffic leaves them
  *     1 / hbm_interference of it.
@@ -24,7 +25,8 @@ void Simulation::recompute_gpu(int rank) {
   const auto& res = platform_.gpu;
   const double sms = res.sm_count;
   const double held = std::min(sms - 1, static_cast<double>(gpu.comm_kernels) * res.comm_sms + gpu.pool_sms);
-  const double slowdown = gpu.comm_kernels > 0 ? res.compute_slowdown_with_comm : 1.0;
+  double slowdown = gpu.comm_kernels > 0 ? res.compute_slowdown_with_comm : 1.0;
+  if (gpu.copy_collectives > 0) slowdown = std::max(slowdown, res.compute_slowdown_with_copy);
   std::vector<double> demand;
   for (OpId id : gpu.fluid_kernels)
     demand.push_back(ops_[static_cast<std::size_t>(id)].work.sm_fraction * sms);

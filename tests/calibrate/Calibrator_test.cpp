@@ -98,9 +98,17 @@ CalibrationInputs inputs() {
   short_comm.comm_alone_s = 200e-6;
   short_comm.comm_with_gemm_s = 1000e-6;
   short_comm.gemm_with_comm_s = 1050e-6;
-  b.contention = {capped, spans, short_comm};
+  ContentionCase peer_copy = capped;  // copy-engine peer copies: the GEMM slows 1.08x
+  peer_copy.comm = "ce_copy";
+  peer_copy.ctas.reset();
+  peer_copy.gemm_with_comm_s = 1080e-6;
+  ContentionCase local_copy = peer_copy;  // a device-local copy (twice the HBM traffic): not fitted
+  local_copy.ranks = 1;
+  local_copy.gemm_with_comm_s = 1200e-6;
+  b.contention = {capped, spans, short_comm, peer_copy, local_copy};
   b.launch = {{"launch_host", 4.2e-6},     {"launch_host", 4.4e-6},       {"graph_host_1", 1.25e-6},
-              {"graph_device_10", 0.6e-6}, {"graph_device_1000", 0.5e-6}, {"launch_device", 1.3e-6}};
+              {"graph_device_10", 0.6e-6}, {"graph_device_1000", 0.5e-6}, {"launch_device", 1.3e-6},
+              {"copy_launch_host", 5e-6},  {"copy_launch_host", 6e-6}};
   return in;
 }
 
@@ -121,9 +129,11 @@ TEST(Calibrator, FitsEveryMeasuredPart) {
   EXPECT_DOUBLE_EQ(p.contention.compute_slowdown_with_comm, 1.1);
   EXPECT_EQ(p.contention.comm_sms, 20);
   EXPECT_DOUBLE_EQ(p.contention.comm_slowdown_with_compute, 5.211);
+  EXPECT_DOUBLE_EQ(p.contention.compute_slowdown_with_copy, 1.08);  // the peer-copy case only
   EXPECT_NE(p.contention.source.find("4096x4096x4096 bf16 GEMM"), std::string::npos) << p.contention.source;
   // Launch: medians of the p50s; the largest graph gives the per-node cost.
   EXPECT_DOUBLE_EQ(p.gpu.launch_overhead_s, 4.3e-6);
+  EXPECT_DOUBLE_EQ(p.gpu.copy_launch_overhead_s, 5.5e-6);
   EXPECT_DOUBLE_EQ(p.gpu.graph_launch_overhead_s, 1.25e-6);
   EXPECT_DOUBLE_EQ(p.gpu.graph_node_overhead_s, 0.5e-6);
   EXPECT_DOUBLE_EQ(p.gpu.kernel_min_s, 1.3e-6);

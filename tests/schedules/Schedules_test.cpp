@@ -90,6 +90,27 @@ TEST(FarSkip, ContentionErodesWhatOverlapSaves) {
   EXPECT_GT(a.comm_ms, b.comm_ms);  // comm under compute runs slower
 }
 
+TEST(FarSkip, CopyEngineAllToAllCostsTheHostOneCopyLaunchPerDestination) {
+  // EP 4, balanced routing: every rank sends bytes to all 4 ranks (itself included), so a copy-engine
+  // all-to-all issues 4 copies: 4 x 7 us of host time; an NCCL all-to-all is one kernel launch.
+  for (const char* transport : {"copy_engine", "nccl"}) {
+    Scenario s = training("farskip", Phase::FORWARD, 3);  // layer 0 is dense: 2 MoE layers
+    s.hw = hw::load_profile("h200.calibrated");
+    s.parallel.ep = 4;
+    s.hw.gpu.copy_launch_overhead_s = 7e-6;
+    s.options["transport"] = transport;
+    const auto r = simulate(s);
+    const double expected = std::string(transport) == "nccl" ? s.hw.gpu.launch_overhead_s * 1e9 : 4 * 7000.0;
+    int collectives = 0;
+    for (const auto& op : r.program->ops()) {
+      if (op.rank != 0 || op.kind != sim::OpKind::COLLECTIVE) continue;
+      EXPECT_DOUBLE_EQ(op.host_ns, expected) << transport << " " << op.name;
+      ++collectives;
+    }
+    EXPECT_EQ(collectives, 4) << transport;  // Dispatch and Combine of 2 layers
+  }
+}
+
 TEST(Regular, WithoutSharedOverlapEveryCollectiveIsExposed) {
   // Each collective is waited for by the next compute op and nothing else runs meanwhile: overlap is 0.
   for (Phase p : {Phase::FORWARD, Phase::TRAIN}) {

@@ -154,6 +154,28 @@ TEST(Collective, HbmBoundKernelsSlowWhileAnyCollectiveIsInFlight) {
   }
 }
 
+TEST(Collective, ComputeSlowsWhileCopyEngineCollectiveIsInFlight) {
+  // compute_slowdown_with_copy 1.25: a compute-bound kernel (100000 ns alone) does 1/1.25 of its rate
+  // while the copy-engine all-to-all is in flight (0..71000): 56800 ns of work, 43200 left → 114200. An
+  // SM-kernel all-to-all with compute_slowdown_with_comm 1.0 and no SMs held leaves it at 100000.
+  for (Transport transport : {Transport::COPY_ENGINE, Transport::SM_KERNEL}) {
+    Program p(8, false);
+    CollectiveSpec spec = balanced_a2a(8, 1e6);
+    spec.transport = transport;
+    const int c = p.add_collective(spec);
+    OpId gemm = NO_OP;
+    for (int r = 0; r < 8; ++r) {
+      p.set_streams(r, {"compute", "comm"});
+      OpId k = p.add_kernel(r, 0, "gemm", "x", compute(100000), 0);
+      p.add_collective_member(c, r, 1, "comm", 0, {});
+      if (r == 0) gemm = k;
+    }
+    auto r = run(test_platform(1, 100, 1000, GpuResources{132, 0, 1.0, 1.0, 1.0, 1.25}), p);
+    EXPECT_EQ(r.ops[static_cast<std::size_t>(gemm)].end,
+              transport == Transport::COPY_ENGINE ? 114200 : 100000);
+  }
+}
+
 TEST(Collective, ConcurrentCollectivesShareGpuPorts) {
   // Ports of 150 GB/s. Alone, each all-to-all is held to its 100 GB/s table rate (71000 ns).
   // Two at once: 14 flows per egress port, 150/14 each < 100/7, so the port binds: each moves 7e6 B at

@@ -144,7 +144,9 @@ struct ContentionSpec {
   int comm_sms = 0;                         ///< SMs/CUs one communication kernel occupies
   double compute_slowdown_with_comm = 1.0;  ///< extra factor on compute beyond the lost SMs
   double comm_slowdown_with_compute = 1.0;  ///< factor on communication time under compute
-  double hbm_interference = 1.0;            ///< factor on memory-bound kernels under communication
+  /// optional: factor on compute while copy-engine transfers are in flight (1 = none measured)
+  double compute_slowdown_with_copy = 1.0;
+  double hbm_interference = 1.0;  ///< factor on memory-bound kernels under communication
   std::string source;
 };
 

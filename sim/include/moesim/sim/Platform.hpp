@@ -26,6 +26,8 @@ struct GpuResources {
   double comm_slowdown_with_compute = 1.0;  ///< collective bandwidth divides by this while compute runs
   double hbm_interference =
       1.0;  ///< HBM-bound kernels run this much slower while any collective is in flight
+  double compute_slowdown_with_copy = 1.0;  ///< compute kernels run this much slower while copy-engine
+                                            ///< collectives are in flight (HBM and L2 traffic, no SMs)
 };
 
 /** @brief Intra-node interconnect shape. */
