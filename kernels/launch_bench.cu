@@ -57,8 +57,8 @@ class LaunchBench {
       CUDA_CHECK(cudaStreamSynchronize(stream_));
     }
     for (std::size_t i = 0; i < iters; ++i) {
-      hold_stream(stream_,
-                  static_cast<double>(batch_) * 20);  // 20 us per queued launch covers the host's rate
+      // 20 us per queued launch covers the host's rate.
+      hold_stream(stream_, static_cast<double>(batch_) * 20);
       timeline.record_start(i, stream_);
       launch_batch();
       timeline.record_end(i, stream_);

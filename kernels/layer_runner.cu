@@ -217,11 +217,12 @@ bool run(const RunConfig& c, const std::vector<int>& devices, ResultLog& log) {
   Stack stack(c, devices, routing);
   log.comment("device memory in use on GPU " + std::to_string(devices.front()) +
               " after setup: " + std::to_string(stack.memory_used_bytes() >> 20) + " MiB");
+  const bool runs_copy_engine =
+      std::find(c.schedules.begin(), c.schedules.end(), ScheduleKind::FARSKIP_CE) != c.schedules.end();
   CheckResult nccl_check{true, "check off"}, ce_check{true, "check off"};
   if (c.check) {
     nccl_check = stack.check_data_path(Transport::NCCL);
-    if (std::find(c.schedules.begin(), c.schedules.end(), ScheduleKind::FARSKIP_CE) != c.schedules.end())
-      ce_check = stack.check_data_path(Transport::COPY_ENGINE);
+    if (runs_copy_engine) ce_check = stack.check_data_path(Transport::COPY_ENGINE);
   }
   std::vector<Measured> measured;
   for (ScheduleKind kind : c.schedules)
@@ -233,8 +234,7 @@ bool run(const RunConfig& c, const std::vector<int>& devices, ResultLog& log) {
   };
   const SampleStats nccl_comm_only = time_comm_only(ScheduleKind::REGULAR);
   SampleStats ce_comm_only;
-  if (std::find(c.schedules.begin(), c.schedules.end(), ScheduleKind::FARSKIP_CE) != c.schedules.end())
-    ce_comm_only = time_comm_only(ScheduleKind::FARSKIP_CE);
+  if (runs_copy_engine) ce_comm_only = time_comm_only(ScheduleKind::FARSKIP_CE);
   const Measured* regular = nullptr;
   for (const Measured& m : measured)
     if (m.kind == ScheduleKind::REGULAR) regular = &m;

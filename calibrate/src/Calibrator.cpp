@@ -627,10 +627,13 @@ void fit_contention(Context& c) {
   }
   std::vector<double> ce_gemm, ce_comm, peer_gemm;
   for (const ContentionCase* k : copy_engine) {
-    if (k->gemm_with_comm_s) ce_gemm.push_back(*k->gemm_with_comm_s / k->gemm_alone_s);
+    if (k->gemm_with_comm_s) {
+      const double slowdown = *k->gemm_with_comm_s / k->gemm_alone_s;
+      ce_gemm.push_back(slowdown);
+      // A device-local copy reads and writes this GPU's HBM; a peer copy of an all-to-all does half of each.
+      if (k->ranks > 1) peer_gemm.push_back(slowdown);
+    }
     if (k->comm_with_gemm_s) ce_comm.push_back(*k->comm_with_gemm_s / k->comm_alone_s);
-    // A device-local copy reads and writes this GPU's HBM; a peer copy of an all-to-all does half of each.
-    if (k->gemm_with_comm_s && k->ranks > 1) peer_gemm.push_back(*k->gemm_with_comm_s / k->gemm_alone_s);
   }
   const std::string copy_text = fit_copy_slowdown(spec, peer_gemm, files_tags(c, "contention"));
   if (nccl.empty()) {

@@ -74,12 +74,13 @@ ordered_json gpu_json(const GpuSpec& g) {
                       {"graph_node_overhead_us", in_unit(g.graph_node_overhead_s, kUs)},
                       {"kernel_min_us", in_unit(g.kernel_min_s, kUs)},
                       {"source", g.source}};
+  // Optional keys, each inserted right after launch_overhead_us: the last inserted comes first.
+  if (g.copy_launch_overhead_s > 0)
+    out = insert_after(out, "launch_overhead_us", "copy_launch_overhead_us",
+                       in_unit(g.copy_launch_overhead_s, kUs));
   if (g.blas_call_overhead_s > 0)
     out = insert_after(out, "launch_overhead_us", "blas_call_overhead_us",
                        in_unit(g.blas_call_overhead_s, kUs));
-  if (g.copy_launch_overhead_s > 0)
-    out = insert_after(out, g.blas_call_overhead_s > 0 ? "blas_call_overhead_us" : "launch_overhead_us",
-                       "copy_launch_overhead_us", in_unit(g.copy_launch_overhead_s, kUs));
   return out;
 }
 
