@@ -2,6 +2,7 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <fstream>
 #include <iostream>
 
 #include "Commands.hpp"
@@ -41,6 +42,18 @@ int run_calibrate(const CalibrateOptions& o) {
   return 0;
 }
 }  // namespace
+
+void write_text(const std::string& path, const std::string& what,
+                const std::function<void(std::ostream&)>& body) {
+  if (path == "-") {
+    body(std::cout);
+    return;
+  }
+  std::ofstream out(path);
+  if (!out) throw ConfigError(path, "", "cannot be opened for writing the " + what);
+  body(out);
+  if (!out) throw ConfigError(path, "", "could not be written");
+}
 
 std::string write_new_file(const std::string& path, const std::string& text) {
   for (int suffix = 0; suffix < 1000; ++suffix) {

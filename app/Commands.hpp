@@ -2,6 +2,7 @@
 // The subcommands of `moesim`; each registers its options and returns the action to run.
 #include <CLI/CLI.hpp>
 #include <functional>
+#include <ostream>
 #include <string>
 #include <vector>
 
@@ -21,6 +22,11 @@ void add_sweep(CLI::App& app, Action& action);
 void add_validate(CLI::App& app, const Invocation& invocation, Action& action);
 void add_calibrate(CLI::App& app, Action& action);
 void add_bench(CLI::App& app, const Invocation& invocation, Action& action);
+
+/** @brief Writes `what` through `body` to `path`, or to stdout for "-"; ConfigError naming the file when it
+ * cannot be opened or written. */
+void write_text(const std::string& path, const std::string& what,
+                const std::function<void(std::ostream&)>& body);
 
 /** @brief Creates `path` exclusively (an existing file is never overwritten: path.1, path.2, ... are tried
  * instead), writes `text` and returns the name used. ConfigError when no file can be created. */

@@ -25,18 +25,6 @@ struct SimulateOptions {
   std::string report_dir;
 };
 
-void write_text(const std::string& path, const std::string& what,
-                const std::function<void(std::ostream&)>& body) {
-  if (path == "-") {
-    body(std::cout);
-    return;
-  }
-  std::ofstream out(path);
-  if (!out) throw ConfigError(path, "", "cannot be opened for writing the " + what);
-  body(out);
-  if (!out) throw ConfigError(path, "", "could not be written");
-}
-
 /** `--degree auto`: the step time of every overlap degree tried, nccl-tests style, best marked. */
 void print_degree_curve(std::ostream& out, const std::vector<const schedules::SimulationResult*>& rows) {
   for (const auto* r : rows) {

@@ -1,4 +1,6 @@
-// `moesim validate --published`: predicted vs published, with error %.
+// `moesim validate`: predicted vs published figures (--published) or layer-runner measurements
+// (--measured), with error %; --json writes the rows to a file (the table still prints) or, with -, prints
+// only the rows.
 #include <fmt/format.h>
 
 #include <cmath>
@@ -26,6 +28,22 @@ double round_to(double v, double unit) {
   return std::round(v / unit) * unit;
 }
 
+/** The --json rows: {source, scenario, metric, published_or_measured, predicted, error_pct}. */
+void write_rows(const std::string& path, const std::vector<schedules::ValidationRow>& rows,
+                double value_unit) {
+  nlohmann::json out = nlohmann::json::array();
+  for (const auto& r : rows) {
+    out.push_back(
+        {{"source", r.source},
+         {"scenario", r.scenario},
+         {"metric", r.metric},
+         {"published_or_measured", value_unit > 0 ? round_to(r.published, value_unit) : r.published},
+         {"predicted", round_to(r.predicted, 1e-4)},
+         {"error_pct", round_to(r.error_pct(), 0.01)}});
+  }
+  write_text(path, "validation rows", [&](std::ostream& stream) { stream << out.dump(2) << "\n"; });
+}
+
 /** Rows of one measured file set: stack time of every record, FarSkip speedup where a regular exists. */
 std::vector<schedules::ValidationRow> measured_rows(const std::vector<schedules::MeasuredComparison>& cs) {
   std::vector<schedules::ValidationRow> rows;
@@ -48,19 +66,8 @@ int print_measured(const std::vector<schedules::MeasuredComparison>& cs, const V
            std::abs(*c.predicted_speedup - *c.run.speedup_vs_regular) > o.speedup_tolerance;
   };
   for (const auto& c : cs) over += (time_over(c) ? 1 : 0) + (speedup_over(c) ? 1 : 0);
-  if (o.json_path == "-") {
-    nlohmann::json out = nlohmann::json::array();
-    for (const auto& r : measured_rows(cs)) {
-      out.push_back({{"source", r.source},
-                     {"scenario", r.scenario},
-                     {"metric", r.metric},
-                     {"published_or_measured", round_to(r.published, 1e-4)},
-                     {"predicted", round_to(r.predicted, 1e-4)},
-                     {"error_pct", round_to(r.error_pct(), 0.01)}});
-    }
-    std::cout << out.dump(2) << "\n";
-    return over > 0 ? 1 : 0;
-  }
+  if (!o.json_path.empty()) write_rows(o.json_path, measured_rows(cs), 1e-4);
+  if (o.json_path == "-") return over > 0 ? 1 : 0;
   std::cout << fmt::format("# {:<58} {:>9} {:>9} {:>7} {:>8} {:>8} {:>7} {:>7}  {}\n",
                            "config (layer runner)", "measured", "predicted", "error", "speedup", "speedup",
                            "overlap", "overlap", "profile");
@@ -102,18 +109,8 @@ int run_validate(const ValidateOptions& o) {
   auto rows = schedules::published_validation();
   int over = 0;
   for (const auto& r : rows) over += o.tolerance > 0 && std::abs(r.error_pct()) > o.tolerance ? 1 : 0;
-  if (o.json_path == "-") {
-    nlohmann::json out = nlohmann::json::array();
-    for (const auto& r : rows) {
-      out.push_back({{"source", r.source},
-                     {"scenario", r.scenario},
-                     {"metric", r.metric},
-                     {"published_or_measured", r.published},
-                     {"predicted", std::round(r.predicted * 1e4) / 1e4},
-                     {"error_pct", std::round(r.error_pct() * 100) / 100}});
-    }
-    std::cout << out.dump(2) << "\n";
-  } else {
+  if (!o.json_path.empty()) write_rows(o.json_path, rows, 0);
+  if (o.json_path != "-") {
     std::cout << fmt::format("# {:<22} {:<48} {:<22} {:>10} {:>10} {:>8}\n", "source", "scenario", "metric",
                              "published", "predicted", "error");
     std::cout << fmt::format("# {:<22} {:<48} {:<22} {:>10} {:>10} {:>8}\n", "", "", "", "", "", "(%)");
@@ -147,7 +144,8 @@ void add_validate(CLI::App& app, const Invocation&, Action& action) {
   sub->add_option("--speedup-tolerance", o->speedup_tolerance,
                   "With --measured: exit 1 when any |predicted - measured| FarSkip speedup exceeds X")
       ->check(CLI::NonNegativeNumber);
-  sub->add_option("--json", o->json_path, "Print rows as JSON (-)")->check(CLI::IsMember({"-"}));
+  sub->add_option("--json", o->json_path,
+                  "Write the rows as JSON to FILE (the table still prints), or only them to stdout with -");
   sub->callback([o, &action] { action = [o] { return run_validate(*o); }; });
 }
 

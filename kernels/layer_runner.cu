@@ -8,7 +8,9 @@
 // local copy of the received bytes (compute-only), and once per configuration and transport the
 // regular schedule's collectives alone, back to back (comm-only: NCCL, and the copy engines when
 // farskip-ce runs). exposed = stack − compute-only; overlap% = 100·clamp(1 − exposed/comm-only, 0,
-// 1) with the comm-only time of the schedule's own transport.
+// 1) with the comm-only time of the schedule's own transport. All these passes are timed in rounds
+// (--pass-order interleaved): round i runs iteration i of every pass, so a GPU that clocks down as it
+// heats up slows every schedule alike instead of the ones measured last.
 #include <algorithm>
 #include <iostream>
 #include <stdexcept>
@@ -23,7 +25,8 @@ namespace {
 struct Options {
   std::string model_file, moe_comm = "alltoall", routing = "balanced",
                           schedules = "regular,farskip,farskip-ce";
-  std::string sync_splits = "on", check = "on", attention = "unfused", op_profile = "off", json_path;
+  std::string sync_splits = "on", check = "on", attention = "unfused", op_profile = "off", json_path,
+              pass_order = "interleaved";
   std::int64_t gpus = 1, first_gpu = 0, tokens = 8192, seq = 4096, layers = 4, seed = 1, warmup = 5,
                iters = 20;
 };
@@ -45,6 +48,9 @@ void declare(ArgParser& p, Options& o) {
   p.add_string("attention", 0, &o.attention, "attention implementation: unfused");
   p.add_string("op-profile", 0, &o.op_profile,
                "on|off: also time every step of 5 iterations on rank 0 (full and compute-only passes)");
+  p.add_string("pass-order", 0, &o.pass_order,
+               "interleaved|blocked: round i times iteration i of every pass (default), or each pass's "
+               "iterations back to back");
   p.add_int("warmup_iters", 'w', &o.warmup, "untimed iterations per pass", 0);
   p.add_int("iters", 'n', &o.iters, "timed iterations per pass", 1);
   p.add_string("output_file", 'J', &o.json_path,
@@ -81,6 +87,9 @@ RunConfig make_config(const Options& o) {
   const auto& names = attention_implementations();
   if (std::find(names.begin(), names.end(), c.attention) == names.end())
     throw ArgError("--attention " + c.attention + ": expected unfused");
+  if (o.pass_order != "interleaved" && o.pass_order != "blocked")
+    throw ArgError("--pass-order " + o.pass_order + ": expected interleaved or blocked");
+  c.pass_order = o.pass_order == "interleaved" ? PassOrder::INTERLEAVED : PassOrder::BLOCKED;
   c.warmup = static_cast<int>(o.warmup);
   c.iters = static_cast<int>(o.iters);
   if (c.tokens % c.seq != 0)
@@ -157,6 +166,7 @@ JsonValue record(const RunConfig& c, const Measured& m, const SampleStats& comm_
   r.set("tokens_to_expert", matrix);
   r.set("iterations", c.iters);
   r.set("warmup", c.warmup);
+  r.set("pass_order", c.pass_order == PassOrder::INTERLEAVED ? "interleaved" : "blocked");
   r.set("stack_ms", three(m.stack));
   JsonValue ranks = JsonValue::array();
   for (double v : m.rank_p50) ranks.push_back(v);
@@ -188,26 +198,56 @@ std::vector<TextColumn> columns() {
           {"speedup", "x", 7},  {"check", "", 5}};
 }
 
-Measured measure(Stack& stack, const RunConfig& c, ScheduleKind kind, const CheckResult& path_check) {
-  Measured m;
-  m.kind = kind;
-  const std::vector<Step> steps = forward_steps(c.comm, kind, c.layers, c.sync_splits);
-  const PassTimes full = stack.time_pass(kind, PassMode::FULL, steps);
-  m.stack = summarize(full.stack_ms());
-  for (int r = 0; r < c.gpus; ++r) m.rank_p50.push_back(summarize(full.rank_ms(r)).p50);
-  m.check = path_check;
-  if (c.check) {
-    const CheckResult finite = stack.check_finite(kind);
-    m.check.passed = m.check.passed && finite.passed;
-    m.check.detail += (m.check.detail.empty() ? "" : "; ") + finite.detail;
+struct Measurements {
+  std::vector<Measured> schedules;
+  SampleStats nccl_comm_only, ce_comm_only;  ///< the collectives alone over each transport
+};
+
+/**
+ * Every schedule's full and compute-only pass, and the collectives alone (comm-only) over NCCL and, when
+ * farskip-ce runs, the copy engines: the base of each schedule's overlap %. All timed in one call so that
+ * --pass-order interleaved gives every pass the same clock and thermal history.
+ */
+Measurements measure(Stack& stack, const RunConfig& c, bool runs_copy_engine, const CheckResult& nccl_check,
+                     const CheckResult& ce_check) {
+  std::vector<PassSpec> passes;
+  for (ScheduleKind kind : c.schedules) {
+    const std::vector<Step> steps = forward_steps(c.comm, kind, c.layers, c.sync_splits);
+    passes.push_back({kind, PassMode::FULL, steps});
+    passes.push_back({kind, PassMode::COMPUTE_ONLY, steps});
   }
-  m.compute_only = summarize(stack.time_pass(kind, PassMode::COMPUTE_ONLY, steps).stack_ms());
-  if (c.op_profile) {
-    m.profiles.emplace_back("full", stack.profile_ops(kind, PassMode::FULL, steps, 0, kProfiledIterations));
-    m.profiles.emplace_back("compute_only",
-                            stack.profile_ops(kind, PassMode::COMPUTE_ONLY, steps, 0, kProfiledIterations));
+  const std::size_t comm_only_first = passes.size();
+  passes.push_back({ScheduleKind::REGULAR, PassMode::COMM_ONLY, comm_only_steps(c.comm, c.layers)});
+  if (runs_copy_engine)
+    passes.push_back({ScheduleKind::FARSKIP_CE, PassMode::COMM_ONLY, comm_only_steps(c.comm, c.layers)});
+  const std::vector<PassTimes> times = stack.time_passes(passes, c.pass_order);
+
+  Measurements result;
+  result.nccl_comm_only = summarize(times[comm_only_first].stack_ms());
+  if (runs_copy_engine) result.ce_comm_only = summarize(times[comm_only_first + 1].stack_ms());
+  for (std::size_t s = 0; s < c.schedules.size(); ++s) {
+    Measured m;
+    m.kind = c.schedules[s];
+    const PassTimes& full = times[2 * s];
+    const std::vector<Step>& steps = passes[2 * s].steps;
+    m.stack = summarize(full.stack_ms());
+    for (int r = 0; r < c.gpus; ++r) m.rank_p50.push_back(summarize(full.rank_ms(r)).p50);
+    m.compute_only = summarize(times[2 * s + 1].stack_ms());
+    m.check = m.kind == ScheduleKind::FARSKIP_CE ? ce_check : nccl_check;
+    if (c.check) {
+      const CheckResult finite = stack.check_finite(m.kind, steps);
+      m.check.passed = m.check.passed && finite.passed;
+      m.check.detail += (m.check.detail.empty() ? "" : "; ") + finite.detail;
+    }
+    if (c.op_profile) {
+      m.profiles.emplace_back("full",
+                              stack.profile_ops(m.kind, PassMode::FULL, steps, 0, kProfiledIterations));
+      m.profiles.emplace_back(
+          "compute_only", stack.profile_ops(m.kind, PassMode::COMPUTE_ONLY, steps, 0, kProfiledIterations));
+    }
+    result.schedules.push_back(std::move(m));
   }
-  return m;
+  return result;
 }
 
 bool run(const RunConfig& c, const std::vector<int>& devices, ResultLog& log) {
@@ -224,17 +264,9 @@ bool run(const RunConfig& c, const std::vector<int>& devices, ResultLog& log) {
     nccl_check = stack.check_data_path(Transport::NCCL);
     if (runs_copy_engine) ce_check = stack.check_data_path(Transport::COPY_ENGINE);
   }
-  std::vector<Measured> measured;
-  for (ScheduleKind kind : c.schedules)
-    measured.push_back(measure(stack, c, kind, kind == ScheduleKind::FARSKIP_CE ? ce_check : nccl_check));
-  // The collectives alone, back to back, over the transport each schedule uses: the base of its overlap %.
-  const auto time_comm_only = [&](ScheduleKind transport) {
-    return summarize(
-        stack.time_pass(transport, PassMode::COMM_ONLY, comm_only_steps(c.comm, c.layers)).stack_ms());
-  };
-  const SampleStats nccl_comm_only = time_comm_only(ScheduleKind::REGULAR);
-  SampleStats ce_comm_only;
-  if (runs_copy_engine) ce_comm_only = time_comm_only(ScheduleKind::FARSKIP_CE);
+  const Measurements all = measure(stack, c, runs_copy_engine, nccl_check, ce_check);
+  const std::vector<Measured>& measured = all.schedules;
+  const SampleStats &nccl_comm_only = all.nccl_comm_only, &ce_comm_only = all.ce_comm_only;
   const Measured* regular = nullptr;
   for (const Measured& m : measured)
     if (m.kind == ScheduleKind::REGULAR) regular = &m;

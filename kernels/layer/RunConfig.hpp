@@ -10,6 +10,12 @@
 
 namespace moesim::kernels::layer {
 
+/** @brief How the iterations of several timed passes are ordered. */
+enum class PassOrder {
+  INTERLEAVED,  ///< round i runs iteration i of every pass: clock/thermal drift falls on all passes alike
+  BLOCKED,      ///< all iterations of a pass, then the next pass (later passes run on a hotter GPU)
+};
+
 struct RunConfig {
   std::string model_file;
   LayerModel model;
@@ -27,6 +33,7 @@ struct RunConfig {
   std::vector<ScheduleKind> schedules;
   int warmup = 5;
   int iters = 20;
+  PassOrder pass_order = PassOrder::INTERLEAVED;
 
   int tp() const { return comm == MoeComm::ALLREDUCE ? gpus : 1; }
   int experts_per_rank() const { return static_cast<int>(model.experts) / gpus; }

@@ -120,30 +120,40 @@ void Stack::configure_timed(ScheduleKind kind, PassMode mode) {
   }
 }
 
-PassTimes Stack::time_pass(ScheduleKind kind, PassMode mode, const std::vector<Step>& steps) {
-  const auto total = static_cast<std::size_t>(config_.warmup + config_.iters);
-  configure_timed(kind, mode);
-  std::vector<std::unique_ptr<EventTimeline>> timelines;
-  for (int r = 0; r < config_.gpus; ++r)
-    timelines.push_back(std::make_unique<EventTimeline>(devices_[static_cast<std::size_t>(r)], total));
+std::vector<PassTimes> Stack::time_passes(const std::vector<PassSpec>& passes, PassOrder order) {
+  const auto per_pass = static_cast<std::size_t>(config_.warmup + config_.iters);
+  const std::size_t count = passes.size();
+  // timelines[p][r]: pass p's iteration events on rank r.
+  std::vector<std::vector<std::unique_ptr<EventTimeline>>> timelines(count);
+  for (auto& ranks : timelines)
+    for (int r = 0; r < config_.gpus; ++r)
+      ranks.push_back(std::make_unique<EventTimeline>(devices_[static_cast<std::size_t>(r)], per_pass));
   on_every_rank([&](int r) {
+    RankRunner& runner = *runners_[static_cast<std::size_t>(r)];
+    runner.set_identity_experts(false);
     const cudaStream_t compute = states_[static_cast<std::size_t>(r)]->compute;
-    for (std::size_t i = 0; i < total; ++i) {
+    for (std::size_t n = 0; n < per_pass * count; ++n) {
+      const std::size_t p = order == PassOrder::INTERLEAVED ? n % count : n / per_pass;
+      const std::size_t i = order == PassOrder::INTERLEAVED ? n / count : n % per_pass;
+      EventTimeline& timeline = *timelines[p][static_cast<std::size_t>(r)];
+      runner.configure(passes[p].kind, passes[p].mode);
       CUDA_CHECK(cudaDeviceSynchronize());
       barrier_->arrive_and_wait();  // every rank starts the iteration together
-      timelines[static_cast<std::size_t>(r)]->record_start(i, compute);
-      run_iteration(r, steps);
-      timelines[static_cast<std::size_t>(r)]->record_end(i, compute);
+      timeline.record_start(i, compute);
+      run_iteration(r, passes[p].steps);
+      timeline.record_end(i, compute);
     }
-    timelines[static_cast<std::size_t>(r)]->synchronize(total);
+    for (auto& ranks : timelines) ranks[static_cast<std::size_t>(r)]->synchronize(per_pass);
   });
-  PassTimes times;
-  for (std::size_t i = static_cast<std::size_t>(config_.warmup); i < total; ++i) {
-    std::vector<double> per_rank;
-    for (const auto& t : timelines) per_rank.push_back(t->elapsed_ms(i));
-    times.ms.push_back(per_rank);
+  std::vector<PassTimes> result(count);
+  for (std::size_t p = 0; p < count; ++p) {
+    for (std::size_t i = static_cast<std::size_t>(config_.warmup); i < per_pass; ++i) {
+      std::vector<double> per_rank;
+      for (const auto& t : timelines[p]) per_rank.push_back(t->elapsed_ms(i));
+      result[p].ms.push_back(per_rank);
+    }
   }
-  return times;
+  return result;
 }
 
 namespace {
@@ -305,14 +315,17 @@ CheckResult Stack::check_data_path(Transport transport) {
   return result;
 }
 
-CheckResult Stack::check_finite(ScheduleKind kind) {
+CheckResult Stack::check_finite(ScheduleKind kind, const std::vector<Step>& steps) {
+  configure_timed(kind, PassMode::FULL);
+  on_every_rank([&](int r) {
+    run_iteration(r, steps);
+    CUDA_CHECK(cudaDeviceSynchronize());
+  });
   CheckResult result;
   std::int64_t bad = 0, total = 0;
   for (int r = 0; r < config_.gpus; ++r) {
     RankRunner& runner = *runners_[static_cast<std::size_t>(r)];
-    runner.configure(kind, PassMode::FULL);
     CUDA_CHECK(cudaSetDevice(devices_[static_cast<std::size_t>(r)]));
-    CUDA_CHECK(cudaDeviceSynchronize());
     for (const DeviceBuffer* buffer : runner.final_outputs()) {
       const std::size_t count = static_cast<std::size_t>(config_.tokens * config_.model.hidden);
       std::vector<bf16_t> host(count);

@@ -38,6 +38,13 @@ struct OpProfile {
   std::vector<Entry> entries;  ///< in first-appearance order
 };
 
+/** @brief One timed pass: the schedule, what runs (full, compute-only, comm-only) and its steps. */
+struct PassSpec {
+  ScheduleKind kind;
+  PassMode mode;
+  std::vector<Step> steps;
+};
+
 struct CheckResult {
   bool passed = true;
   std::string detail;
@@ -53,13 +60,13 @@ class Stack {
 
   /** @brief permute → dispatch → identity experts → combine → unpermute gives x·Σw (sampled tokens). */
   CheckResult check_data_path(Transport transport);
-  /** @brief warmup + iters timed iterations of `steps` under (kind, mode). */
-  PassTimes time_pass(ScheduleKind kind, PassMode mode, const std::vector<Step>& steps);
+  /** @brief warmup + iters timed iterations of every pass, in `order`; one PassTimes per pass. */
+  std::vector<PassTimes> time_passes(const std::vector<PassSpec>& passes, PassOrder order);
   /** @brief Per-step event timing of `iterations` iterations of `steps` on `rank` (after warm-up). */
   OpProfile profile_ops(ScheduleKind kind, PassMode mode, const std::vector<Step>& steps, int rank,
                         int iterations);
-  /** @brief No NaN/Inf in the stack's output after the last full pass of `kind`. */
-  CheckResult check_finite(ScheduleKind kind);
+  /** @brief Runs one full iteration of `steps` under `kind`; then no NaN/Inf in the stack's output. */
+  CheckResult check_finite(ScheduleKind kind, const std::vector<Step>& steps);
   /** @brief Bytes of device memory in use on the first GPU (for the log). */
   std::size_t memory_used_bytes() const;
 
@@ -67,7 +74,7 @@ class Stack {
   /** @brief Runs fn(rank) on one thread per rank; the first exception is rethrown after all joined. */
   void on_every_rank(const std::function<void(int)>& fn);
   void run_iteration(int rank, const std::vector<Step>& steps);
-  /** @brief Every rank's runner to (kind, mode) with real experts, before a timed pass. */
+  /** @brief Every rank's runner to (kind, mode) with real experts, before a profiled pass. */
   void configure_timed(ScheduleKind kind, PassMode mode);
 
   const RunConfig& config_;

@@ -23,9 +23,11 @@
 #   x1-profile   x1 with --op-profile on (per-step event timing on rank 0)
 #   x4-profile   4 GPUs, --op-profile on: qwen3-30b-a3b and mixtral-8x7b at 2048 (seq 2048) and
 #                16384 (seq 4096) tokens/rank, balanced, the three schedules
+#   x4-order     the x4-profile configs without the profile, each with --pass-order blocked and then
+#                interleaved (the runner's default), files named blocked-… and interleaved-…
 set -u
 if [ $# -ne 3 ]; then
-  echo "usage: $0 OUT_DIR LABEL x4|x4-small|x4-large|x4-ar|x2|x1|x1-profile|x4-profile" >&2
+  echo "usage: $0 OUT_DIR LABEL x4|x4-small|x4-large|x4-ar|x2|x1|x1-profile|x4-profile|x4-order" >&2
   exit 2
 fi
 out_dir=$1 label=$2 matrix=$3
@@ -113,6 +115,18 @@ case $matrix in
       config "a2a4-$model-t2048-balanced" 4 alltoall "$model" 2048 2048 balanced regular,farskip,farskip-ce
       config "a2a4-$model-t16384-balanced" 4 alltoall "$model" 16384 4096 balanced regular,farskip,farskip-ce
     done ;;
+  x4-order)
+    # The same configs timed with each pass order, side by side in one lease: what the order moves.
+    base_extra=$extra
+    for model in mixtral-8x7b qwen3-30b-a3b; do
+      for size in 2048:2048 16384:4096; do
+        for order in blocked interleaved; do
+          extra="$base_extra --pass-order $order"
+          config "$order-a2a4-$model-t${size%%:*}-balanced" 4 alltoall "$model" "${size%%:*}" "${size##*:}" balanced \
+            regular,farskip,farskip-ce
+        done
+      done
+    done ;;
   x1 | x1-profile)
     [[ $matrix == x1-profile ]] && extra="$extra --op-profile on"
     for model in qwen3-30b-a3b mixtral-8x7b llama4-scout; do
@@ -120,7 +134,7 @@ case $matrix in
       config "ep1-$model-t16384" 1 alltoall "$model" 16384 4096 balanced regular
     done ;;
   *)
-    echo "unknown matrix $matrix (x4, x4-small, x4-large, x4-ar, x2, x1, x1-profile, x4-profile)" | tee -a "$work/summary.txt"
+    echo "unknown matrix $matrix (x4, x4-small, x4-large, x4-ar, x2, x1, x1-profile, x4-profile, x4-order)" | tee -a "$work/summary.txt"
     exit 2 ;;
 esac
 pack

@@ -86,5 +86,20 @@ assert d['noise']['repeat'] == 4 and d['noise']['layer_ms_p95'] >= d['noise']['l
 assert 0 < d['sm_util_pct'] <= 100
 "; then ok; else bad "flashmoe JSON or determinism"; fi
 
+# validate --json FILE writes the same rows as --json - prints, and the table still goes to stdout.
+runs=$(dirname "$0")/../../data/layer-runs/2026-11-22-nvidia-h200-x4-run2/lv-x4-profile/a2a4-qwen3-30b-a3b-t2048-balanced.json
+for mode in --published "--measured $runs"; do
+  # shellcheck disable=SC2086  # $mode is a flag and, for --measured, its file
+  "$moesim" validate $mode --json "$work/rows.json" > "$work/table.txt"
+  # shellcheck disable=SC2086
+  "$moesim" validate $mode --json - > "$work/rows-stdout.json"
+  if cmp -s "$work/rows.json" "$work/rows-stdout.json" && grep -q '^# ' "$work/table.txt" && python3 -c "
+import json
+rows = json.load(open('$work/rows.json'))
+assert rows and all(set(r) == {'source', 'scenario', 'metric', 'published_or_measured', 'predicted', 'error_pct'} for r in rows)
+"; then ok; else bad "validate $mode --json FILE"; fi
+done
+expect_error 2 'nodir/rows.json: cannot be opened' validate --published --json "$work/nodir/rows.json"
+
 echo "cli: $passed passed, $failed failed"
 [[ $failed -eq 0 ]]
