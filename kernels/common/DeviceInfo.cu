@@ -20,11 +20,13 @@ struct Nvml {
   using HandleByBusId = int (*)(const char*, void**);
   using ClockInfo = int (*)(void*, int, unsigned*);
   using DriverVersion = int (*)(char*, unsigned);
+  using PowerUsage = int (*)(void*, unsigned*);
   Init init = nullptr;
   HandleByBusId handle_by_bus_id = nullptr;
   ClockInfo clock_info = nullptr;
   ClockInfo max_clock_info = nullptr;
   DriverVersion driver_version = nullptr;
+  PowerUsage power_usage = nullptr;  ///< optional: not every NVML build reports power
   bool ok = false;
 
   Nvml() {
@@ -35,6 +37,7 @@ struct Nvml {
     clock_info = reinterpret_cast<ClockInfo>(dlsym(library, "nvmlDeviceGetClockInfo"));
     max_clock_info = reinterpret_cast<ClockInfo>(dlsym(library, "nvmlDeviceGetMaxClockInfo"));
     driver_version = reinterpret_cast<DriverVersion>(dlsym(library, "nvmlSystemGetDriverVersion"));
+    power_usage = reinterpret_cast<PowerUsage>(dlsym(library, "nvmlDeviceGetPowerUsage"));
     ok = init && handle_by_bus_id && clock_info && max_clock_info && driver_version && init() == 0;
   }
 };
@@ -87,6 +90,16 @@ GpuClocks read_clocks(const std::string& pci_bus_id) {
   api.clock_info(handle, kNvmlClockMemory, &clocks.memory_mhz);
   api.max_clock_info(handle, kNvmlClockMemory, &clocks.memory_max_mhz);
   return clocks;
+}
+
+unsigned read_power_mw(const std::string& pci_bus_id) {
+  const Nvml& api = nvml();
+  unsigned milliwatts = 0;
+  void* handle = nullptr;
+  if (!api.ok || api.power_usage == nullptr || api.handle_by_bus_id(pci_bus_id.c_str(), &handle) != 0)
+    return 0;
+  if (api.power_usage(handle, &milliwatts) != 0) return 0;
+  return milliwatts;
 }
 
 std::string kernel_driver_version() {

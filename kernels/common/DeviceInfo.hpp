@@ -36,6 +36,8 @@ struct GpuDescription {
 GpuDescription describe_gpu(int device);
 /** @brief Live clocks through NVML; all zero when NVML is not available. */
 GpuClocks read_clocks(const std::string& pci_bus_id);
+/** @brief Board power draw in mW through NVML; 0 when NVML or its power reading is not available. */
+unsigned read_power_mw(const std::string& pci_bus_id);
 /** @brief Kernel driver version ("580.159.04"), from NVML or /proc/driver/nvidia/version; "unknown". */
 std::string kernel_driver_version();
 /** @brief "13.0"-style text from cudaDriverGetVersion / cudaRuntimeGetVersion. */

@@ -8,6 +8,7 @@
 
 #include "BenchRunner.hpp"
 #include "DeviceFill.hpp"
+#include "DeviceInfo.hpp"
 #include "StackRunner.hpp"
 #include "moesim/kernels/Statistics.hpp"
 
@@ -128,6 +129,9 @@ std::vector<PassTimes> Stack::time_passes(const std::vector<PassSpec>& passes, P
   for (auto& ranks : timelines)
     for (int r = 0; r < config_.gpus; ++r)
       ranks.push_back(std::make_unique<EventTimeline>(devices_[static_cast<std::size_t>(r)], per_pass));
+  std::vector<std::string> bus_ids;
+  for (int device : devices_) bus_ids.push_back(describe_gpu(device).pci_bus_id);
+  PassSampler sampler(bus_ids, count);
   on_every_rank([&](int r) {
     RankRunner& runner = *runners_[static_cast<std::size_t>(r)];
     runner.set_identity_experts(false);
@@ -138,15 +142,20 @@ std::vector<PassTimes> Stack::time_passes(const std::vector<PassSpec>& passes, P
       EventTimeline& timeline = *timelines[p][static_cast<std::size_t>(r)];
       runner.configure(passes[p].kind, passes[p].mode);
       CUDA_CHECK(cudaDeviceSynchronize());
+      if (r == 0) sampler.set_pass(p);
       barrier_->arrive_and_wait();  // every rank starts the iteration together
       timeline.record_start(i, compute);
       run_iteration(r, passes[p].steps);
       timeline.record_end(i, compute);
     }
+    CUDA_CHECK(cudaDeviceSynchronize());
+    if (r == 0) sampler.set_pass(PassSampler::kNoPass);
     for (auto& ranks : timelines) ranks[static_cast<std::size_t>(r)]->synchronize(per_pass);
   });
   std::vector<PassTimes> result(count);
+  const std::vector<PassSampler::Mean> power = sampler.means();
   for (std::size_t p = 0; p < count; ++p) {
+    result[p].power = power[p];
     for (std::size_t i = static_cast<std::size_t>(config_.warmup); i < per_pass; ++i) {
       std::vector<double> per_rank;
       for (const auto& t : timelines[p]) per_rank.push_back(t->elapsed_ms(i));

@@ -1,0 +1,49 @@
+#pragma once
+/**
+ * @file SM clock and board power sampled through NVML while timed passes run, credited to the pass
+ * running at the time. A schedule that keeps the GPU busier can draw more power and run at a lower
+ * clock than one that idles while it waits on communication; the samples show whether it did.
+ */
+#include <atomic>
+#include <cstddef>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace moesim::kernels::layer {
+
+class PassSampler {
+ public:
+  /** @brief Mean over the samples (and GPUs) taken while one pass ran; zero samples when NVML is absent. */
+  struct Mean {
+    double sm_clock_mhz = 0, power_w = 0;
+    std::size_t samples = 0;
+  };
+
+  /** @brief Starts sampling `bus_ids` every `period_us` for `passes` passes (none current yet). */
+  PassSampler(std::vector<std::string> bus_ids, std::size_t passes, unsigned period_us = 1000);
+  ~PassSampler();
+  PassSampler(const PassSampler&) = delete;
+  PassSampler& operator=(const PassSampler&) = delete;
+
+  /** @brief Samples from now on belong to pass `pass` (or to none with kNoPass). */
+  void set_pass(std::size_t pass);
+  std::vector<Mean> means();
+
+  static constexpr std::size_t kNoPass = static_cast<std::size_t>(-1);
+
+ private:
+  void loop();
+
+  std::vector<std::string> bus_ids_;
+  unsigned period_us_;
+  std::atomic<std::size_t> pass_{kNoPass};
+  std::atomic<bool> running_{true};
+  std::mutex lock_;
+  std::vector<double> clock_sum_, power_sum_;
+  std::vector<std::size_t> count_;
+  std::thread thread_;
+};
+
+}  // namespace moesim::kernels::layer
