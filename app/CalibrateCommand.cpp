@@ -1,8 +1,4 @@
 // `moesim calibrate`: fit a hardware profile from kernels/ results, nccl-tests logs and PyTorch traces.
-#include <cerrno>
-#include <cstdio>
-#include <cstring>
-#include <fstream>
 #include <iostream>
 
 #include "Commands.hpp"
@@ -42,33 +38,6 @@ int run_calibrate(const CalibrateOptions& o) {
   return 0;
 }
 }  // namespace
-
-void write_text(const std::string& path, const std::string& what,
-                const std::function<void(std::ostream&)>& body) {
-  if (path == "-") {
-    body(std::cout);
-    return;
-  }
-  std::ofstream out(path);
-  if (!out) throw ConfigError(path, "", "cannot be opened for writing the " + what);
-  body(out);
-  if (!out) throw ConfigError(path, "", "could not be written");
-}
-
-std::string write_new_file(const std::string& path, const std::string& text) {
-  for (int suffix = 0; suffix < 1000; ++suffix) {
-    const std::string name = suffix == 0 ? path : path + "." + std::to_string(suffix);
-    std::FILE* file = std::fopen(name.c_str(), "wx");
-    if (file == nullptr) {
-      if (errno == EEXIST) continue;
-      throw ConfigError(name, "", std::string("cannot create: ") + std::strerror(errno));
-    }
-    const bool ok = std::fwrite(text.data(), 1, text.size(), file) == text.size();
-    if (std::fclose(file) != 0 || !ok) throw ConfigError(name, "", "write failed");
-    return name;
-  }
-  throw ConfigError(path, "", "exists, and so do " + path + ".1 ... .999");
-}
 
 void add_calibrate(CLI::App& app, Action& action) {
   auto o = std::make_shared<CalibrateOptions>();

@@ -110,7 +110,7 @@ JsonValue three(const SampleStats& s) {
 struct Measured {
   ScheduleKind kind;
   SampleStats stack, compute_only;
-  PassSampler::Mean full_power, compute_only_power;
+  PassSampler::Mean full_nvml, compute_only_nvml;
   std::vector<double> rank_p50;
   CheckResult check;
   std::vector<std::pair<std::string, OpProfile>> profiles;  ///< (pass, profile) with --op-profile on
@@ -174,18 +174,18 @@ JsonValue record(const RunConfig& c, const Measured& m, const SampleStats& comm_
   r.set("per_rank_p50_ms", ranks);
   r.set("compute_only_ms", three(m.compute_only));
   r.set("comm_only_ms", three(comm_only));
-  if (m.full_power.samples > 0) {
-    const auto pass_power = [](const PassSampler::Mean& mean) {
+  if (m.full_nvml.samples > 0) {
+    const auto pass_json = [](const PassSampler::Mean& mean) {
       JsonValue v = JsonValue::object();
       v.set("sm_clock_mhz", mean.sm_clock_mhz);
       v.set("power_w", mean.power_w);
       v.set("samples", static_cast<long long>(mean.samples));
       return v;
     };
-    JsonValue power = JsonValue::object();
-    power.set("full", pass_power(m.full_power));
-    power.set("compute_only", pass_power(m.compute_only_power));
-    r.set("nvml_mean", power);
+    JsonValue nvml = JsonValue::object();
+    nvml.set("full", pass_json(m.full_nvml));
+    nvml.set("compute_only", pass_json(m.compute_only_nvml));
+    r.set("nvml_mean", nvml);
   }
   r.set("comm_only_transport", m.kind == ScheduleKind::FARSKIP_CE ? "copy_engine" : "nccl");
   const double exposed = m.stack.p50 - m.compute_only.p50;
@@ -247,8 +247,8 @@ Measurements measure(Stack& stack, const RunConfig& c, bool runs_copy_engine, co
     m.stack = summarize(full.stack_ms());
     for (int r = 0; r < c.gpus; ++r) m.rank_p50.push_back(summarize(full.rank_ms(r)).p50);
     m.compute_only = summarize(times[2 * s + 1].stack_ms());
-    m.full_power = full.power;
-    m.compute_only_power = times[2 * s + 1].power;
+    m.full_nvml = full.nvml;
+    m.compute_only_nvml = times[2 * s + 1].nvml;
     m.check = m.kind == ScheduleKind::FARSKIP_CE ? ce_check : nccl_check;
     if (c.check) {
       const CheckResult finite = stack.check_finite(m.kind, steps);

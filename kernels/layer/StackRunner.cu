@@ -153,9 +153,9 @@ std::vector<PassTimes> Stack::time_passes(const std::vector<PassSpec>& passes, P
     for (auto& ranks : timelines) ranks[static_cast<std::size_t>(r)]->synchronize(per_pass);
   });
   std::vector<PassTimes> result(count);
-  const std::vector<PassSampler::Mean> power = sampler.means();
+  const std::vector<PassSampler::Mean> nvml = sampler.means();
   for (std::size_t p = 0; p < count; ++p) {
-    result[p].power = power[p];
+    result[p].nvml = nvml[p];
     for (std::size_t i = static_cast<std::size_t>(config_.warmup); i < per_pass; ++i) {
       std::vector<double> per_rank;
       for (const auto& t : timelines[p]) per_rank.push_back(t->elapsed_ms(i));

@@ -16,7 +16,7 @@ namespace moesim::kernels::layer {
 /** @brief Per-iteration milliseconds of one pass: [iteration][rank]. */
 struct PassTimes {
   std::vector<std::vector<double>> ms;
-  PassSampler::Mean power;  ///< SM clock and board power over its iterations (warm-up included), all GPUs
+  PassSampler::Mean nvml;  ///< SM clock and board power over its iterations (warm-up included), all GPUs
   /** @brief Iteration time = the slowest rank's. */
   std::vector<double> stack_ms() const;
   /** @brief Each rank's samples. */
