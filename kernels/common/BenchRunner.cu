@@ -4,6 +4,7 @@
 
 #include "BenchRunner.hpp"
 #include "DeviceInfo.hpp"
+#include "PassSampler.hpp"
 
 namespace moesim::kernels {
 namespace {
@@ -346,6 +347,11 @@ void run_cases(BenchSession& session, CaseBench& bench) {
     log.comment("-G ignored: this benchmark's iterations are not graph-capturable; timing plain launches");
   }
 
+  // Per case, the SM clock and power while it ran: clocks are not locked, so a rate is only
+  // comparable with another once both are read at the clock they ran at.
+  std::vector<std::string> bus_ids;
+  for (int device : session.devices()) bus_ids.push_back(describe_gpu(device).pci_bus_id);
+  PassSampler sampler(bus_ids, bench.case_count());
   for (std::size_t index = 0; index < bench.case_count(); ++index) {
     const CaseDescription description = bench.describe(index);
     try {
@@ -357,7 +363,9 @@ void run_cases(BenchSession& session, CaseBench& bench) {
       bench.release(index);
       continue;
     }
+    sampler.set_pass(index);
     const TimedSamples timed = time_iterations(session, bench, index);
+    sampler.set_pass(PassSampler::kNoPass);
     const SampleStats stats = summarize(timed.samples_us);
     const bool checked = session.options().check != 0;
     ErrorTally tally(0);
@@ -383,6 +391,16 @@ void run_cases(BenchSession& session, CaseBench& bench) {
     }
     for (const std::string& cell : check_cells(tally, checked)) cells.push_back(cell);
     record.set("check", check_json(tally, checked));
+    const PassSampler::Mean nvml = sampler.means()[index];
+    if (nvml.samples > 0) {
+      JsonValue sampled = JsonValue::object();
+      sampled.set("sm_clock_mhz", nvml.sm_clock_mhz);
+      sampled.set("sm_clock_min_mhz", static_cast<long long>(nvml.min_sm_clock_mhz));
+      sampled.set("power_w", nvml.power_w);
+      sampled.set("samples", static_cast<long long>(nvml.samples));
+      sampled.set("clock_reasons", clock_reason_names(nvml.clock_reasons));
+      record.set("nvml", sampled);
+    }
     log.add_row(cells, record);
     bench.release(index);
   }

@@ -21,12 +21,15 @@ struct Nvml {
   using ClockInfo = int (*)(void*, int, unsigned*);
   using DriverVersion = int (*)(char*, unsigned);
   using PowerUsage = int (*)(void*, unsigned*);
+  using EventReasons = int (*)(void*, unsigned long long*);
   Init init = nullptr;
   HandleByBusId handle_by_bus_id = nullptr;
   ClockInfo clock_info = nullptr;
   ClockInfo max_clock_info = nullptr;
   DriverVersion driver_version = nullptr;
-  PowerUsage power_usage = nullptr;  ///< optional: not every NVML build reports power
+  PowerUsage power_usage = nullptr;      ///< optional: not every NVML build reports power
+  PowerUsage power_limit = nullptr;      ///< optional: nvmlDeviceGetEnforcedPowerLimit
+  EventReasons clock_reasons = nullptr;  ///< optional: why the SM clock is below its maximum
   bool ok = false;
 
   Nvml() {
@@ -38,6 +41,12 @@ struct Nvml {
     max_clock_info = reinterpret_cast<ClockInfo>(dlsym(library, "nvmlDeviceGetMaxClockInfo"));
     driver_version = reinterpret_cast<DriverVersion>(dlsym(library, "nvmlSystemGetDriverVersion"));
     power_usage = reinterpret_cast<PowerUsage>(dlsym(library, "nvmlDeviceGetPowerUsage"));
+    power_limit = reinterpret_cast<PowerUsage>(dlsym(library, "nvmlDeviceGetEnforcedPowerLimit"));
+    // The newer name first; drivers before 535 only have the "throttle" one (same bits).
+    clock_reasons = reinterpret_cast<EventReasons>(dlsym(library, "nvmlDeviceGetCurrentClocksEventReasons"));
+    if (clock_reasons == nullptr)
+      clock_reasons =
+          reinterpret_cast<EventReasons>(dlsym(library, "nvmlDeviceGetCurrentClocksThrottleReasons"));
     ok = init && handle_by_bus_id && clock_info && max_clock_info && driver_version && init() == 0;
   }
 };
@@ -92,14 +101,51 @@ GpuClocks read_clocks(const std::string& pci_bus_id) {
   return clocks;
 }
 
-unsigned read_power_mw(const std::string& pci_bus_id) {
-  const Nvml& api = nvml();
-  unsigned milliwatts = 0;
+namespace {
+void* nvml_handle(const std::string& pci_bus_id) {
   void* handle = nullptr;
-  if (!api.ok || api.power_usage == nullptr || api.handle_by_bus_id(pci_bus_id.c_str(), &handle) != 0)
+  if (!nvml().ok || nvml().handle_by_bus_id(pci_bus_id.c_str(), &handle) != 0) return nullptr;
+  return handle;
+}
+}  // namespace
+
+unsigned read_power_mw(const std::string& pci_bus_id) {
+  unsigned milliwatts = 0;
+  void* handle = nvml_handle(pci_bus_id);
+  if (handle == nullptr || nvml().power_usage == nullptr || nvml().power_usage(handle, &milliwatts) != 0)
     return 0;
-  if (api.power_usage(handle, &milliwatts) != 0) return 0;
   return milliwatts;
+}
+
+unsigned read_power_limit_mw(const std::string& pci_bus_id) {
+  unsigned milliwatts = 0;
+  void* handle = nvml_handle(pci_bus_id);
+  if (handle == nullptr || nvml().power_limit == nullptr || nvml().power_limit(handle, &milliwatts) != 0)
+    return 0;
+  return milliwatts;
+}
+
+unsigned long long read_clock_reasons(const std::string& pci_bus_id) {
+  unsigned long long reasons = 0;
+  void* handle = nvml_handle(pci_bus_id);
+  if (handle == nullptr || nvml().clock_reasons == nullptr || nvml().clock_reasons(handle, &reasons) != 0)
+    return 0;
+  return reasons;
+}
+
+std::string clock_reason_names(unsigned long long reasons) {
+  // nvml.h's nvmlClocksEventReason* bits.
+  static const std::pair<unsigned long long, const char*> kNames[] = {
+      {0x1, "idle"},        {0x2, "app_clocks"},      {0x4, "sw_power_cap"},
+      {0x8, "hw_slowdown"}, {0x10, "sync_boost"},     {0x20, "sw_thermal"},
+      {0x40, "hw_thermal"}, {0x80, "hw_power_brake"}, {0x100, "display_clocks"}};
+  std::string names;
+  for (const auto& [bit, name] : kNames) {
+    if ((reasons & bit) == 0) continue;
+    if (!names.empty()) names += ",";
+    names += name;
+  }
+  return names.empty() ? "none" : names;
 }
 
 std::string kernel_driver_version() {

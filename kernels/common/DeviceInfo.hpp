@@ -38,6 +38,12 @@ GpuDescription describe_gpu(int device);
 GpuClocks read_clocks(const std::string& pci_bus_id);
 /** @brief Board power draw in mW through NVML; 0 when NVML or its power reading is not available. */
 unsigned read_power_mw(const std::string& pci_bus_id);
+/** @brief Enforced board power limit in mW through NVML; 0 when not available. */
+unsigned read_power_limit_mw(const std::string& pci_bus_id);
+/** @brief NVML clock event ("throttle") reason bits active now; 0 when none or not available. */
+unsigned long long read_clock_reasons(const std::string& pci_bus_id);
+/** @brief "sw_power_cap,hw_thermal"-style names of reason bits; "none" for 0. */
+std::string clock_reason_names(unsigned long long reasons);
 /** @brief Kernel driver version ("580.159.04"), from NVML or /proc/driver/nvidia/version; "unknown". */
 std::string kernel_driver_version();
 /** @brief "13.0"-style text from cudaDriverGetVersion / cudaRuntimeGetVersion. */

@@ -4,6 +4,7 @@
 #   kernels/tools/run_calibration.sh OUT_DIR LABEL SUITE...
 #   SUITE: gemm gemm_first grouped_gemm attention torch_sdpa memory launch persistent persistent2
 #          collectives2 collectives4 contention1 contention2 contention4 contention4_priority
+#          power power4 (sustained-load board power and SM clock)
 #          nccl_info4 (NCCL_DEBUG=INFO init log: channels) torch_collectives4 (after collectives4)
 #          torch_gemm (after gemm)   gemm_check (3 alternating rounds of gemm + torch_gemm,
 #          compared best-of-rounds: unlocked clocks move one GEMM's rate by up to ~10%)
@@ -54,6 +55,8 @@ pack() {  # after every suite, so a run cut short still returns what finished
 for suite in "$@"; do
   case $suite in
     gemm) run gemm "$build/gemm_bench" -w 5 -n 30 -G 64 ;;
+    power) run power "$build/power_bench" ;;  # default loads on one GPU, ~45 s
+    power4) run power4 "$build/power_bench" -g 4 --loads idle,gemm:8192:8192:8192,gemm:4096:28672:4096,copy,peer,peer:0.5,gemm:8192:8192:8192:0.5 ;;
     gemm_first) run gemm_first "$build/gemm_bench" -w 5 -n 30 -G 64 --algos 1 ;;  # the heuristic's first pick, as the layer runner uses
     grouped_gemm) run grouped_gemm "$build/grouped_gemm_bench" -w 3 -n 20 -G 64 ;;
     attention) run attention "$build/attention_bench" -w 2 -n 10 ;;

@@ -11,7 +11,7 @@
 #include <thread>
 #include <vector>
 
-namespace moesim::kernels::layer {
+namespace moesim::kernels {
 
 class PassSampler {
  public:
@@ -19,6 +19,8 @@ class PassSampler {
   struct Mean {
     double sm_clock_mhz = 0, power_w = 0;
     std::size_t samples = 0;
+    unsigned min_sm_clock_mhz = 0, max_sm_clock_mhz = 0;
+    unsigned long long clock_reasons = 0;  ///< NVML clock event reason bits seen in any sample (OR)
   };
 
   /** @brief Starts sampling `bus_ids` every `period_us` for `passes` passes (none current yet). */
@@ -43,7 +45,9 @@ class PassSampler {
   std::mutex lock_;
   std::vector<double> clock_sum_, power_sum_;
   std::vector<std::size_t> count_;
+  std::vector<unsigned> clock_min_, clock_max_;
+  std::vector<unsigned long long> reasons_;
   std::thread thread_;
 };
 
-}  // namespace moesim::kernels::layer
+}  // namespace moesim::kernels
