@@ -113,7 +113,7 @@ class PowerBench {
     std::string loads =
         "idle,gemm:8192:8192:8192,gemm:8192:8192:8192:0.75,gemm:8192:8192:8192:0.5,gemm:8192:8192:8192:0.25,"
         "gemm:4096:28672:4096,gemm:4096:4096:14336,gemm:16384:6144:4096,gemm:4096:1536:2048,"
-        "gemm:4096:2048:768,gemm:1024:1536:2048,copy,copy:0.5,peer";
+        "gemm:4096:2048:768,gemm:1024:1536:2048,copy,copy:0.5";
     double seconds = 2.5;
     double measure = 1.5;
     double rest = 0.5;
