@@ -98,6 +98,7 @@ struct GpuSlot {
   cudaStream_t stream = nullptr;
   cudaEvent_t start = nullptr, end = nullptr;
   DeviceBuffer a, b, y, workspace;
+  std::unique_ptr<LtHandle> blas;  ///< per GPU: a cuBLASLt handle belongs to the device it was made on
   std::unique_ptr<LtMatmul> matmul;
   int reps = 1;  ///< operations per burst
   double busy_ms = 0, work = 0, first_burst_ms = 0;
@@ -161,6 +162,8 @@ class PowerBench {
   ~PowerBench() {
     for (GpuSlot& slot : slots_) {
       (void)cudaSetDevice(slot.device);
+      slot.matmul.reset();
+      slot.blas.reset();
       (void)cudaEventDestroy(slot.start);
       (void)cudaEventDestroy(slot.end);
       (void)cudaStreamDestroy(slot.stream);
@@ -171,9 +174,12 @@ class PowerBench {
     if (has_peer() && slots_.size() < 2) throw ArgError("--loads: 'peer' needs -g 2 or more");
     for (const std::string& bus : bus_ids_)
       samplers_.push_back(std::make_unique<PassSampler>(std::vector<std::string>{bus}, loads_.size()));
-    const LtHandle handle;
+    for (GpuSlot& slot : slots_) {
+      CUDA_CHECK(cudaSetDevice(slot.device));
+      slot.blas = std::make_unique<LtHandle>();
+    }
     for (std::size_t l = 0; l < loads_.size(); ++l) {
-      prepare(loads_[l], handle);
+      prepare(loads_[l]);
       std::this_thread::sleep_for(std::chrono::duration<double>(options_.rest));
       run_load(loads_[l], l);
       report(loads_[l], l);
@@ -186,7 +192,7 @@ class PowerBench {
     return std::any_of(loads_.begin(), loads_.end(), [](const Load& l) { return l.kind == LoadKind::PEER; });
   }
 
-  void prepare(const Load& load, const LtHandle& handle) {
+  void prepare(const Load& load) {
     for (std::size_t g = 0; g < slots_.size(); ++g) {
       GpuSlot& slot = slots_[g];
       CUDA_CHECK(cudaSetDevice(slot.device));
@@ -201,7 +207,7 @@ class PowerBench {
                     1.0f, slot.stream);
         fill_random(slot.b.get(), DataType::BF16, static_cast<std::size_t>(load.shape.b_elements()), 23 + g,
                     1.0f, slot.stream);
-        slot.matmul = std::make_unique<LtMatmul>(handle, load.shape);
+        slot.matmul = std::make_unique<LtMatmul>(*slot.blas, load.shape);
       } else if (load.kind != LoadKind::IDLE) {
         slot.a = DeviceBuffer(slot.device, options_.copy_bytes);
         slot.y = DeviceBuffer(slot.device, options_.copy_bytes);
