@@ -174,6 +174,8 @@ class PowerBench {
     if (has_peer() && slots_.size() < 2) throw ArgError("--loads: 'peer' needs -g 2 or more");
     for (const std::string& bus : bus_ids_)
       samplers_.push_back(std::make_unique<PassSampler>(std::vector<std::string>{bus}, loads_.size()));
+    // Without peer access a peer copy stages through host memory (36 GB/s instead of NVLink's ~370).
+    if (has_peer()) enable_peer_access(session_.devices());
     for (GpuSlot& slot : slots_) {
       CUDA_CHECK(cudaSetDevice(slot.device));
       slot.blas = std::make_unique<LtHandle>();

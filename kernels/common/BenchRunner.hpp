@@ -153,6 +153,12 @@ class CaseBench {
 /** @brief Enqueues a one-thread kernel that keeps `stream` busy for at least `microseconds`. */
 void hold_stream(cudaStream_t stream, double microseconds);
 
+/**
+ * @brief Lets every pair of `devices` that can reach each other directly read and write each other's
+ * memory (NVLink/PCIe peer access); pairs that cannot are left alone, so their copies stage through the host.
+ */
+void enable_peer_access(const std::vector<int>& devices);
+
 /** @brief Runs every case of `bench` and logs one row per case (see the file comment). */
 void run_cases(BenchSession& session, CaseBench& bench);
 

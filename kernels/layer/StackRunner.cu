@@ -15,21 +15,6 @@
 namespace moesim::kernels::layer {
 namespace {
 
-void enable_peer_access(const std::vector<int>& devices) {
-  for (int a : devices) {
-    CUDA_CHECK(cudaSetDevice(a));
-    for (int b : devices) {
-      if (a == b) continue;
-      int can = 0;
-      CUDA_CHECK(cudaDeviceCanAccessPeer(&can, a, b));
-      if (!can) continue;  // copies would stage through the host: farskip-ce then says so in its timing
-      const cudaError_t status = cudaDeviceEnablePeerAccess(b, 0);
-      if (status != cudaErrorPeerAccessAlreadyEnabled) CUDA_CHECK(status);
-      (void)cudaGetLastError();
-    }
-  }
-}
-
 std::vector<float> rows_to_host(const DeviceBuffer& buffer, const std::vector<std::int64_t>& rows,
                                 std::int64_t width) {
   std::vector<float> values;
