@@ -66,6 +66,10 @@ void add_scenario_options(CLI::App& sub, ScenarioOptions& o) {
                  "fused (flash attention) | unfused (QK^T, softmax and PV as separate kernels, as the layer "
                  "runner; needs the profile's efficiency.attention_unfused_fwd)")
       ->capture_default_str();
+  sub.add_option("--power", o.power,
+                 "cap (each GPU's compute slows until its mean power is at the profile's limit; needs the "
+                 "profile's power section) | off")
+      ->capture_default_str();
   sub.add_option(
          "--experts", o.experts,
          "grouped (one grouped GEMM per expert matrix) | loop (one GEMM per local expert, as the layer "
@@ -115,6 +119,9 @@ schedules::Scenario make_scenario(const ScenarioOptions& o) {
   if (o.experts != "grouped" && o.experts != "loop")
     throw ConfigError("", "--experts", "= \"" + o.experts + "\": expected grouped or loop");
   s.workload.expert_loop = o.experts == "loop";
+  if (o.power != "cap" && o.power != "off")
+    throw ConfigError("", "--power", "= \"" + o.power + "\": expected cap or off");
+  s.power_cap = o.power == "cap";
   if (o.degree != "auto") {
     std::size_t used = 0;
     int d = 0;

@@ -27,6 +27,7 @@ struct ScenarioOptions {
   std::string jitter = "none";      ///< straggler/jitter injection (schedules::parse_jitter)
   int repeat = 1;                   ///< Monte-Carlo runs
   std::string attention = "fused";  ///< fused (flash) | unfused (materialized scores, as the layer runner)
+  std::string power = "cap";        ///< cap (the profile's power model, when it has one) | off
   std::string experts = "grouped";  ///< grouped (one grouped GEMM) | loop (one GEMM per local expert)
 };
 

@@ -1,5 +1,6 @@
 #include "moesim/calibrate/BenchResults.hpp"
 
+#include <algorithm>
 #include <set>
 
 #include "JsonText.hpp"
@@ -56,16 +57,72 @@ RunInfo harness_run(const JsonAt& doc, const std::string& benchmark) {
   return run;
 }
 
+// The record's "nvml" object, when it has one with at least one sample.
+std::optional<NvmlReading> read_nvml(const JsonAt& r) {
+  if (!r.has("nvml")) return std::nullopt;
+  JsonAt n = r.at("nvml");
+  if (!n.value().is_object()) r.fail("nvml", "must be an object");
+  NvmlReading reading;
+  reading.samples = static_cast<int>(n.integer("samples"));
+  if (reading.samples <= 0) return std::nullopt;
+  reading.sm_clock_hz = n.number("sm_clock_mhz") * 1e6;
+  reading.sm_clock_min_hz = n.optional_number("sm_clock_min_mhz").value_or(0.0) * 1e6;
+  reading.power_w = n.optional_number("power_w").value_or(0.0);
+  reading.clock_reasons = n.optional_string("clock_reasons").value_or("");
+  return reading;
+}
+
 void read_gemm(const JsonAt& r, BenchResults& out) {
   out.gemm.push_back({r.string("name"), r.integer("m"), r.integer("n"), r.integer("k"),
                       profile_dtype(r, "in_dtype"), r.p50_seconds("time_us"),
-                      r.optional_number("host_us").value_or(0.0) * 1e-6});
+                      r.optional_number("host_us").value_or(0.0) * 1e-6, read_nvml(r)});
 }
 
 void read_grouped(const JsonAt& r, BenchResults& out) {
   out.grouped_gemm.push_back({r.string("impl"), r.integer("experts"), r.integer("tokens_per_expert"),
                               r.integer("n"), r.integer("k"), profile_dtype(r, "dtype"),
-                              r.p50_seconds("time_us")});
+                              r.p50_seconds("time_us"), read_nvml(r)});
+}
+
+PowerLoad read_power_load(const JsonAt& r) {
+  PowerLoad l;
+  l.load = r.string("load");
+  l.kind = r.string("kind");
+  if (l.kind != "idle" && l.kind != "gemm" && l.kind != "copy" && l.kind != "peer")
+    r.fail("kind", "= \"" + l.kind + "\": expected idle, gemm, copy or peer");
+  l.gpu = static_cast<int>(r.integer("gpu"));
+  l.target_duty = r.number("target_duty");
+  l.duty = r.number("duty");
+  if (l.kind == "gemm") {
+    l.m = r.integer("m");
+    l.n = r.integer("n");
+    l.k = r.integer("k");
+    l.dtype = profile_dtype(r, "dtype");
+    l.busy_rate = r.number("busy_tflops") * 1e12;
+    l.first_rate = r.number("first_burst_tflops") * 1e12;
+  } else {
+    l.busy_rate = r.number("busy_GBps") * 1e9;
+    l.first_rate = r.number("first_burst_GBps") * 1e9;
+  }
+  l.sm_clock_hz = r.number("sm_clock_mhz") * 1e6;
+  l.power_w = r.number("power_w");
+  l.clock_reasons = r.string("clock_reasons");
+  return l;
+}
+
+PowerRun read_power_run(const JsonAt& doc) {
+  PowerRun run;
+  run.file = doc.file();
+  if (doc.has("power_limit_w")) {
+    JsonAt limits = doc.at("power_limit_w");
+    if (!limits.value().is_array()) doc.fail("power_limit_w", "must be an array of watts, one per GPU");
+    for (std::size_t i = 0; i < limits.value().size(); ++i) {
+      if (!limits.value()[i].is_number()) limits.fail(std::to_string(i), "must be a number");
+      run.limit_w = std::max(run.limit_w, limits.value()[i].get<double>());
+    }
+  }
+  run.max_clock_hz = doc.at("gpus").at(std::size_t{0}).number("sm_clock_max_mhz") * 1e6;
+  return run;
 }
 
 AttentionCase read_attention_case(const JsonAt& r, const std::string& impl) {
@@ -79,6 +136,7 @@ AttentionCase read_attention_case(const JsonAt& r, const std::string& impl) {
   c.d_qk = r.integer("d_qk");
   c.d_v = r.integer("d_v");
   c.time_s = r.p50_seconds("time_us");
+  c.nvml = read_nvml(r);
   return c;
 }
 
@@ -150,13 +208,20 @@ void add_document(const JsonAt& doc, BenchResults& out) {
   }
   const std::string benchmark = doc.string("benchmark");
   static const std::set<std::string> used{"gemm",        "grouped_gemm", "attention", "memory",
-                                          "collectives", "contention",   "launch"};
+                                          "collectives", "contention",   "launch",    "power"};
   if (used.count(benchmark) == 0) {
     out.ignored.push_back(doc.file() + ": " + benchmark);
     return;
   }
   RunInfo run = harness_run(doc, benchmark);
   out.runs.push_back(run);
+  if (benchmark == "power") {
+    PowerRun power = read_power_run(doc);
+    for (std::size_t i = 0; i < results.value().size(); ++i)
+      power.loads.push_back(read_power_load(results.at(i)));
+    out.power.push_back(std::move(power));
+    return;
+  }
   for (std::size_t i = 0; i < results.value().size(); ++i) {
     JsonAt r = results.at(i);
     if (benchmark == "gemm") {

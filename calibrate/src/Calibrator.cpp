@@ -11,6 +11,7 @@
 
 #include "moesim/calibrate/CollectiveFit.hpp"
 #include "moesim/calibrate/Fitting.hpp"
+#include "moesim/calibrate/PowerFit.hpp"
 #include "moesim/common/Error.hpp"
 
 namespace moesim::calibrate {
@@ -93,6 +94,9 @@ struct Context {
   CalibrationResult& out;
   SourceTags tags;
   std::vector<std::string> calibrated_parts;
+  /// benchmark (gemm, grouped_gemm, attention) -> how its rates were scaled to the maximum clock, for the
+  /// sources
+  std::map<std::string, std::string> clock_text;
 };
 
 std::string files_tags(Context& c, const std::string& benchmark) {
@@ -168,6 +172,91 @@ void set_provenance(Context& c) {
   p.libraries = libs.empty() ? "not recorded by the inputs" : libs;
 }
 
+// --- power and clocks ---------------------------------------------------------------------------
+
+void fit_power_section(Context& c) {
+  if (c.in.bench.power.empty()) return;
+  hw::HwProfile& p = c.out.profile;
+  const PowerFit fit = fit_power(c.in.bench.power, p.gpu.peak_flops, c.base.power, files_tags(c, "power"));
+  p.power = fit.spec;
+  for (const std::string& note : fit.notes) c.out.notes.push_back(note);
+  ErrorSummary e;
+  for (const PowerRun& run : c.in.bench.power) {
+    for (const PowerLoad& load : run.loads) {
+      auto peak = p.gpu.peak_flops.find(load.dtype);
+      if (load.kind == "gemm" && peak == p.gpu.peak_flops.end()) continue;
+      e.add(modelled_power_w(p.power, load, load.kind == "gemm" ? peak->second : 1.0), load.power_w);
+    }
+  }
+  add_residual(c, "power", e,
+               "board power vs idle + duty x model (GEMMs at their measured speed), every load");
+  c.calibrated_parts.push_back("power model");
+}
+
+/**
+ * With a power section (fitted or the base's), the efficiency tables describe the GPU at its maximum clock
+ * and the power model lowers it: a case that NVML saw below the maximum clock is scaled to it by (max /
+ * clock)^clock_rate_exponent before it is fitted. Sets c.clock_text (for the table sources) and a note.
+ */
+void scale_to_max_clock(Context& c, BenchResults& bench) {
+  const hw::HwProfile& p = c.out.profile;
+  const double max_clock = p.gpu.max_boost_clock_hz;
+  const std::string clock = num(max_clock / 1e6, 4) + " MHz";
+  int below = 0, at_max = 0, without = 0;
+  std::map<std::string, std::vector<double>> factors;  // benchmark -> factor of each scaled case
+  auto scale = [&](const char* benchmark, double& time_s, const std::optional<NvmlReading>& nvml) {
+    if (!nvml) {
+      ++without;
+      return;
+    }
+    if (nvml->sm_clock_hz >= max_clock) {
+      ++at_max;
+      return;
+    }
+    ++below;
+    if (!p.power.present) return;
+    const double factor = max_clock_rate_factor(nvml->sm_clock_hz, max_clock, p.power.clock_rate_exponent);
+    time_s /= factor;
+    factors[benchmark].push_back(factor);
+  };
+  for (GemmCase& g : bench.gemm) scale("gemm", g.time_s, g.nvml);
+  for (GroupedGemmCase& g : bench.grouped_gemm) scale("grouped_gemm", g.time_s, g.nvml);
+  for (AttentionCase& a : bench.attention) scale("attention", a.time_s, a.nvml);
+  auto mean_of = [](const std::vector<double>& values) {
+    double mean = 0;
+    for (double v : values) mean += v / static_cast<double>(values.size());
+    return mean;
+  };
+  if (below + at_max + without == 0) return;
+  if (!p.power.present) {
+    if (below > 0) {
+      c.out.notes.push_back(
+          "clocks: " + std::to_string(below) + " GEMM/attention cases ran below the maximum clock " + clock +
+          " (NVML), but without a power section (power_bench results, or a base profile that has "
+          "one) their rates are used as measured");
+    }
+    return;
+  }
+  std::vector<double> all;
+  for (const auto& [benchmark, values] : factors) all.insert(all.end(), values.begin(), values.end());
+  c.out.notes.push_back(
+      "clocks: " + std::to_string(all.size()) +
+      " GEMM/grouped GEMM/attention cases ran below the maximum clock " + clock +
+      " (NVML) and were scaled to it by (max / clock)^" + num(p.power.clock_rate_exponent, 4) +
+      (all.empty() ? "" : ", mean factor " + num(mean_of(all), 4)) + "; " + std::to_string(at_max) +
+      " ran at it; " + std::to_string(without) +
+      " carry no NVML clock (files from before 0bb5f2e, torch SDPA) and are used as measured");
+  for (const auto& [benchmark, values] : factors) {
+    c.clock_text[benchmark] = " Rates scaled to the maximum clock " + clock + " by (" + clock +
+                              " / the case's mean NVML SM clock)^clock_rate_exponent " +
+                              num(p.power.clock_rate_exponent, 4) +
+                              " (power section) before the fit: " + std::to_string(values.size()) + " " +
+                              benchmark + " cases ran below it, mean factor " + num(mean_of(values), 4) +
+                              "; cases without an NVML clock are used as measured. This describes the GPU at "
+                              "its maximum clock; the power model lowers the clock.";
+  }
+}
+
 // --- GEMM -------------------------------------------------------------------------------------
 
 double gemm_flops(double m, double n, double k) {
@@ -196,7 +285,8 @@ void fit_gemm(Context& c) {
                  num(sustained / 1e12, 4) + " TF/s sustained bf16 peak); for each measured m (" +
                  std::to_string(ms.size()) +
                  " values) linear in log2 min(n,k) between the measured shapes and clamped beyond them, then "
-                 "linear in log2 m between measured m; capped at 1.";
+                 "linear in log2 m between measured m; capped at 1." +
+                 c.clock_text["gemm"];
   c.calibrated_parts.push_back("GEMM efficiency");
 
   ErrorSummary bf16;
@@ -265,13 +355,13 @@ void fit_grouped_gemm(Context& c) {
   }
   add_residual(c, "grouped_gemm bf16", e,
                "time of one strided-batched kernel vs factor x min(eff(E*T,n,k), eff(T,N,N))");
-  p.efficiency.source += " Calibrated " + files_tags(c, "grouped_gemm") + ": grouped_gemm_factor " +
-                         num(p.efficiency.grouped_gemm_factor, 4) + " = geometric mean over " +
-                         std::to_string(ratios.size()) +
-                         " one-kernel (strided-batched cuBLASLt) expert GEMMs of measured efficiency / "
-                         "min(eff(E*T, n, k), eff(T, N, N)) with the calibrated GEMM table" +
-                         (raw > 1 ? " (" + num(raw, 4) + ", capped at 1)" : "") + "; the " +
-                         std::to_string(loop_cases) + " one-kernel-per-expert (loop) cases are not fitted.";
+  p.efficiency.source +=
+      " Calibrated " + files_tags(c, "grouped_gemm") + ": grouped_gemm_factor " +
+      num(p.efficiency.grouped_gemm_factor, 4) + " = geometric mean over " + std::to_string(ratios.size()) +
+      " one-kernel (strided-batched cuBLASLt) expert GEMMs of measured efficiency / "
+      "min(eff(E*T, n, k), eff(T, N, N)) with the calibrated GEMM table" +
+      (raw > 1 ? " (" + num(raw, 4) + ", capped at 1)" : "") + "; the " + std::to_string(loop_cases) +
+      " one-kernel-per-expert (loop) cases are not fitted." + c.clock_text["grouped_gemm"];
   c.calibrated_parts.push_back("grouped GEMM factor");
 }
 
@@ -318,7 +408,7 @@ void fit_unfused_attention(Context& c) {
                  " TF/s), geometric mean over the cases with d_qk = d_v (MHA/GQA, as the runner; the time "
                  "is set by the L x L scores, so MLA's wider d_qk would read as a higher FLOP efficiency) at "
                  "each measured L; clamped outside L " +
-                 num(curve.x.front(), 6) + ".." + num(curve.x.back(), 6) + ".";
+                 num(curve.x.front(), 6) + ".." + num(curve.x.back(), 6) + "." + c.clock_text["attention"];
 }
 
 void fit_attention(Context& c) {
@@ -382,7 +472,7 @@ void fit_attention(Context& c) {
               " base points outside that range keep the base curve's shape scaled to the measured edge (x" +
               num(merged.scale_low, 3) + " below, x" + num(merged.scale_high, 3) + " above)";
   }
-  p.efficiency.attention_fwd.source = source + ".";
+  p.efficiency.attention_fwd.source = source + "." + (have_torch ? "" : c.clock_text["attention"]);
 
   ErrorSummary fwd, bwd;
   std::vector<double> bwd_ratios;
@@ -896,15 +986,17 @@ void use_traces(Context& c) {
 CalibrationResult calibrate(const hw::HwProfile& base, const CalibrationInputs& inputs) {
   const BenchResults& b = inputs.bench;
   if (b.gemm.empty() && b.grouped_gemm.empty() && b.attention.empty() && b.memory.empty() &&
-      b.collectives.empty() && b.contention.empty() && b.launch.empty() && inputs.nccl_tests.empty() &&
-      inputs.traces.empty()) {
+      b.collectives.empty() && b.contention.empty() && b.launch.empty() && b.power.empty() &&
+      inputs.nccl_tests.empty() && inputs.traces.empty()) {
     throw ConfigError("calibrate", "",
                       "nothing to calibrate: the inputs hold no benchmark results, logs or traces");
   }
   CalibrationResult out;
   out.profile = base;
   out.profile.source_file.clear();
-  Context c{base, inputs, out, {}, {}};
+  // A copy whose GEMM and attention times scale_to_max_clock() may turn into maximum-clock times.
+  CalibrationInputs clocked = inputs;
+  Context c{base, clocked, out, {}, {}, {}};
   if (base.provenance.kind == hw::ProvenanceKind::CALIBRATED) {
     out.notes.push_back("the base profile '" + base.name + "' is itself calibrated" +
                         (base.source_file.empty() ? "" : " (" + base.source_file + ")") +
@@ -913,6 +1005,8 @@ CalibrationResult calibrate(const hw::HwProfile& base, const CalibrationInputs& 
   }
   check_same_gpu(c);
   set_provenance(c);
+  fit_power_section(c);
+  scale_to_max_clock(c, clocked.bench);
   fit_gemm(c);
   fit_grouped_gemm(c);
   fit_attention(c);

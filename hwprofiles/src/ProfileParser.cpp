@@ -14,6 +14,7 @@ using units::kGbps;
 using units::kGBps;
 using units::kMHz;
 using units::kMiB;
+using units::kPjPerByte;
 using units::kTflops;
 using units::kUs;
 
@@ -218,6 +219,21 @@ ContentionSpec parse_contention(JsonObject obj) {
   return c;
 }
 
+PowerSpec parse_power(JsonObject obj) {
+  PowerSpec w;
+  w.present = true;
+  w.limit_w = obj.number("limit_w");
+  w.idle_w = obj.number("idle_w");
+  w.compute_w_at_peak = obj.number("compute_w_at_peak");
+  w.hbm_j_per_byte = obj.number("hbm_pj_per_byte") * kPjPerByte;
+  w.link_j_per_byte = obj.number("link_pj_per_byte") * kPjPerByte;
+  w.speed_exponent = obj.number("speed_exponent");
+  w.clock_rate_exponent = obj.number("clock_rate_exponent");
+  w.source = obj.string("source");
+  obj.finish();
+  return w;
+}
+
 }  // namespace
 
 HwProfile parse_profile(const nlohmann::json& document, const std::string& source_file) {
@@ -237,6 +253,7 @@ HwProfile parse_profile(const nlohmann::json& document, const std::string& sourc
   for (auto entry : root.object_array("collectives"))
     p.collectives.push_back(parse_collective(std::move(entry)));
   p.contention = parse_contention(root.object("contention"));
+  if (auto power = root.optional_object("power")) p.power = parse_power(std::move(*power));
   root.finish();
   return p;
 }

@@ -16,7 +16,8 @@ inline constexpr double kGbps = 1e9 / 8.0;       ///< _gbps (Gbit/s) → bytes/s
 inline constexpr double kMiB = 1024.0 * 1024.0;  ///< _MiB → bytes (caches are power-of-two sized)
 inline constexpr double kMHz = 1e6;              ///< _mhz → Hz
 inline constexpr double kUs = 1e-6;              ///< _us → seconds
-inline constexpr double kOne = 1.0;              ///< dimensionless or already SI
+inline constexpr double kPjPerByte = 1e-12;      ///< _pj_per_byte (picojoules per byte) → J/byte
+inline constexpr double kOne = 1.0;              ///< dimensionless or already SI (_w: watts)
 
 /** @brief A number as a person would write it in the file: 15 significant digits, no trailing zeros. */
 inline std::string format_number(double value) {

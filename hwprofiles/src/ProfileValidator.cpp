@@ -248,6 +248,22 @@ void validate_contention(const HwProfile& p, const RuleChecker& check) {
   check.not_empty("/contention/source", c.source);
 }
 
+void validate_power(const PowerSpec& w, const RuleChecker& check) {
+  if (!w.present) return;
+  check.positive("/power/idle_w", w.idle_w);
+  if (!(w.limit_w > w.idle_w)) {
+    check.fail_value("/power/limit_w", w.limit_w,
+                     "must be > /power/idle_w (" + format_number(w.idle_w) + ")");
+  }
+  check.positive("/power/compute_w_at_peak", w.compute_w_at_peak);
+  check.non_negative("/power/hbm_pj_per_byte", w.hbm_j_per_byte, units::kPjPerByte);
+  check.non_negative("/power/link_pj_per_byte", w.link_j_per_byte, units::kPjPerByte);
+  if (!(w.speed_exponent > 1)) check.fail_value("/power/speed_exponent", w.speed_exponent, "must be > 1");
+  if (!(w.clock_rate_exponent > 0 && w.clock_rate_exponent <= 1.5))
+    check.fail_value("/power/clock_rate_exponent", w.clock_rate_exponent, "must be in (0, 1.5]");
+  check.not_empty("/power/source", w.source);
+}
+
 }  // namespace
 
 void validate(const HwProfile& profile) {
@@ -259,6 +275,7 @@ void validate(const HwProfile& profile) {
   validate_network(profile.network, check);
   for (std::size_t i = 0; i < profile.collectives.size(); ++i) validate_collective(profile, i, check);
   validate_contention(profile, check);
+  validate_power(profile.power, check);
 }
 
 }  // namespace moesim::hw

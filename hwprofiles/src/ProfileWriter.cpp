@@ -13,6 +13,7 @@ using units::kGbps;
 using units::kGBps;
 using units::kMHz;
 using units::kMiB;
+using units::kPjPerByte;
 using units::kTflops;
 using units::kUs;
 
@@ -149,21 +150,35 @@ ordered_json contention_json(const ContentionSpec& c) {
                       c.compute_slowdown_with_copy);
 }
 
+ordered_json power_json(const PowerSpec& w) {
+  return {{"limit_w", w.limit_w},
+          {"idle_w", w.idle_w},
+          {"compute_w_at_peak", w.compute_w_at_peak},
+          {"hbm_pj_per_byte", in_unit(w.hbm_j_per_byte, kPjPerByte)},
+          {"link_pj_per_byte", in_unit(w.link_j_per_byte, kPjPerByte)},
+          {"speed_exponent", w.speed_exponent},
+          {"clock_rate_exponent", w.clock_rate_exponent},
+          {"source", w.source}};
+}
+
 }  // namespace
 
 ordered_json profile_to_json(const HwProfile& profile) {
   ordered_json collectives = ordered_json::array();
   for (const auto& table : profile.collectives) collectives.push_back(collective_json(table));
-  return {{"schema_version", profile.schema_version},
-          {"name", profile.name},
-          {"description", profile.description},
-          {"provenance", provenance_json(profile.provenance)},
-          {"gpu", gpu_json(profile.gpu)},
-          {"efficiency", efficiency_json(profile.efficiency)},
-          {"node", node_json(profile.node)},
-          {"network", network_json(profile.network)},
-          {"collectives", collectives},
-          {"contention", contention_json(profile.contention)}};
+  ordered_json out = {{"schema_version", profile.schema_version},
+                      {"name", profile.name},
+                      {"description", profile.description},
+                      {"provenance", provenance_json(profile.provenance)},
+                      {"gpu", gpu_json(profile.gpu)},
+                      {"efficiency", efficiency_json(profile.efficiency)},
+                      {"node", node_json(profile.node)},
+                      {"network", network_json(profile.network)},
+                      {"collectives", collectives},
+                      {"contention", contention_json(profile.contention)}};
+  // Optional: written only when the profile has one, so profiles without it keep their text.
+  if (profile.power.present) out["power"] = power_json(profile.power);
+  return out;
 }
 
 }  // namespace moesim::hw

@@ -65,6 +65,21 @@ nlohmann::json metrics_json(const schedules::SimulationResult& r) {
   m["mfu_pct"] = pct(r.mfu_pct);
   m["tokens_per_s"] = std::round(r.tokens_per_s);
   m["sm_util_pct"] = pct(r.sm_util_pct);
+  if (r.power.modeled) {
+    auto rounded = [](const std::vector<double>& values, double scale) {
+      nlohmann::json list = nlohmann::json::array();
+      for (double v : values) list.push_back(std::round(v * scale) / scale);
+      return list;
+    };
+    m["power"] = {{"speed", rounded(r.power.speed, 1e4)},
+                  {"mean_power_w", rounded(r.power.mean_power_w, 10)},
+                  {"uncapped_power_w", rounded(r.power.uncapped_power_w, 10)},
+                  {"limit_w", r.scenario.hw.power.limit_w},
+                  {"runs", r.power.runs},
+                  {"converged", r.power.converged}};
+  } else {
+    m["power"] = {{"not_modeled", r.power.not_modeled_because}};
+  }
   if (r.kernels_per_rank > 0) {
     m["flashmoe"] = {{"kernels_per_rank", r.kernels_per_rank},
                      {"dispatch_bytes", r.dispatch_bytes},

@@ -70,6 +70,16 @@ void print_summary(std::ostream& out, const std::vector<const schedules::Simulat
           r->scenario.schedule, r->repeat_layer_ms.size(), r->noise.median_us, r->noise.p95_us,
           r->noise.preset.empty() ? "" : " (" + r->noise.preset + ")", r->layer_ms_p50, r->layer_ms_p95);
     }
+    if (r->power.modeled && !r->power.speed.empty()) {
+      const auto [slowest, fastest] = std::minmax_element(r->power.speed.begin(), r->power.speed.end());
+      const double uncapped =
+          *std::max_element(r->power.uncapped_power_w.begin(), r->power.uncapped_power_w.end());
+      out << fmt::format(
+          "# power ({}): compute speed {:.3f}{} of full clock under the {:.0f} W limit (would draw {:.0f} W "
+          "uncapped){}\n",
+          r->scenario.schedule, *slowest, *fastest > *slowest ? fmt::format("..{:.3f}", *fastest) : "",
+          r->scenario.hw.power.limit_w, uncapped, r->power.converged ? "" : "; governor did not converge");
+    }
     if (r->farskip_bound && r->scenario.schedule == "farskip") {
       const auto& b = *r->farskip_bound;
       out << fmt::format(

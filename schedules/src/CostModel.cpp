@@ -53,7 +53,11 @@ sim::KernelWork kernel_work(const hw::HwProfile& hw, const models::KernelCost& c
     case KernelClass::MEMORY:
       break;
   }
-  if (cost.flops > 0 && rate > 0) w.compute_ns = cost.flops / rate * 1e9;
+  if (cost.flops > 0 && rate > 0) {
+    w.compute_ns = cost.flops / rate * 1e9;
+    w.peak_ns = cost.flops / hw.peak_flops(dt) * 1e9;
+  }
+  w.hbm_bytes = cost.bytes;
   if (cost.kind == KernelClass::ATTENTION && attention == hw::AttentionImpl::UNFUSED &&
       pass == hw::AttentionPass::FORWARD && w.compute_ns > 0) {
     // Unfused attention writes and re-reads the full L×L scores (fp32, then bf16 probabilities): about
@@ -64,6 +68,9 @@ sim::KernelWork kernel_work(const hw::HwProfile& hw, const models::KernelCost& c
     const double gemm_rate = hw.achieved_gemm_flops(dt, cost.attn_seq, cost.attn_seq, cost.attn_head_dim);
     w.memory_ns = w.compute_ns;
     w.compute_ns = gemm_rate > 0 ? std::min(w.memory_ns, gemm_flops / gemm_rate * 1e9) : 0.0;
+    // Its HBM traffic is not in cost.bytes (the scores never leave the chip when fused): at the rate of
+    // a large copy for its HBM-bound time, which is what draws its power.
+    w.hbm_bytes = std::max(w.hbm_bytes, w.memory_ns * 1e-9 * hw.gpu.hbm_bw_Bps * hw.memory_efficiency(1e9));
   }
   if (cost.kind == KernelClass::GEMM || cost.kind == KernelClass::GROUPED_GEMM) {
     double tiles = std::ceil(static_cast<double>(g.m) / kTile) * std::ceil(static_cast<double>(g.n) / kTile) *
@@ -71,6 +78,13 @@ sim::KernelWork kernel_work(const hw::HwProfile& hw, const models::KernelCost& c
     w.sm_fraction = std::clamp(tiles / hw.gpu.sm_count, 1.0 / hw.gpu.sm_count, 1.0);
   }
   return w;
+}
+
+std::optional<sim::PowerModel> power_model(const hw::HwProfile& hw) {
+  if (!hw.power.present) return std::nullopt;
+  const hw::PowerSpec& p = hw.power;
+  return sim::PowerModel{p.limit_w,        p.idle_w,          p.compute_w_at_peak,
+                         p.hbm_j_per_byte, p.link_j_per_byte, p.speed_exponent};
 }
 
 double launch_ns(const hw::HwProfile& hw) {

@@ -228,14 +228,44 @@ double sm_util_pct(const SimulationResult& r, const sim::GpuResources& gpu) {
                                : 0.0;
 }
 
+/** The profile's power model when this scenario is power-capped; says why not in r.power otherwise. */
+std::optional<sim::PowerModel> capped_power_model(SimulationResult& r) {
+  const Scenario& s = r.scenario;
+  std::optional<sim::PowerModel> model = power_model(s.hw);
+  if (!s.power_cap) {
+    r.power.not_modeled_because = "--power off";
+  } else if (!model) {
+    r.power.not_modeled_because = "profile '" + s.hw.name + "' has no power section";
+  } else if (is_flashmoe_schedule(s.schedule)) {
+    r.power.not_modeled_because = "persistent-kernel tasks carry no FLOP count";
+  } else {
+    r.power.modeled = true;
+    return model;
+  }
+  return std::nullopt;
+}
+
 /** Runs the program noise.repeat times (jitter seed workload.seed + j); keeps run 0, records quantiles. */
 sim::RunResult run_repeats(const sim::Platform& platform, const sim::Program& program, SimulationResult& r) {
   const Noise& noise = r.noise;
+  const std::optional<sim::PowerModel> power = capped_power_model(r);
   sim::RunResult first;
   for (int j = 0; j < std::max(1, noise.repeat); ++j) {
     sim::JitterSpec jitter{noise.scope, noise.median_us * 1e3, noise.p95_us * 1e3,
                            r.scenario.workload.seed + j};
-    sim::RunResult run = sim::run(platform, program, jitter);
+    sim::PowerOutcome outcome;
+    sim::RunResult run = power ? sim::run_power_capped(platform, program, jitter, *power, outcome)
+                               : sim::run(platform, program, jitter);
+    if (j == 0 && power) {
+      for (int rank : program.simulated_ranks()) {
+        const auto i = static_cast<std::size_t>(rank);
+        r.power.speed.push_back(outcome.speed[i]);
+        r.power.mean_power_w.push_back(outcome.mean_power_w[i]);
+        r.power.uncapped_power_w.push_back(outcome.uncapped_power_w[i]);
+      }
+      r.power.runs = outcome.runs;
+      r.power.converged = outcome.converged;
+    }
     r.repeat_layer_ms.push_back(static_cast<double>(run.makespan_ns) / 1e6 / r.layers);
     if (j == 0) first = std::move(run);
   }

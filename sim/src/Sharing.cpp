@@ -14,6 +14,7 @@ namespace moesim::sim::detail {
  *   - while any comm kernel runs, compute also slows by compute_slowdown_with_comm (cache/HBM
  *     interference beyond the lost SMs, a calibrated residual); while copy-engine collectives run,
  *     by compute_slowdown_with_copy (the larger of the two when both run);
+ *   - a power-capped GPU (Platform::compute_speed < 1) stretches compute time by 1 / speed;
  *   - the kernels' HBM demands, at those SM-limited rates, share the HBM bandwidth max-min fairly;
  *     while any collective (SM-driven or copy engine) is in flight, its own traffic leaves them
  *     1 / hbm_interference of it.
@@ -27,6 +28,7 @@ void Simulation::recompute_gpu(int rank) {
   const double held = std::min(sms - 1, static_cast<double>(gpu.comm_kernels) * res.comm_sms + gpu.pool_sms);
   double slowdown = gpu.comm_kernels > 0 ? res.compute_slowdown_with_comm : 1.0;
   if (gpu.copy_collectives > 0) slowdown = std::max(slowdown, res.compute_slowdown_with_copy);
+  slowdown /= platform_.speed_of(rank);  // a power-capped clock stretches clock-bound work
   std::vector<double> demand;
   for (OpId id : gpu.fluid_kernels)
     demand.push_back(ops_[static_cast<std::size_t>(id)].work.sm_fraction * sms);

@@ -47,6 +47,7 @@ expect_error 2 'routing' "${base[@]}" --routing zipf:-1
 expect_error 2 'no-such-model' "${base[@]}" --model no-such-model
 expect_error 2 'dtype' "${base[@]}" --dtype int3
 expect_error 2 'ep' "${base[@]}" --ep 0
+expect_error 2 'power = "bogus": expected cap or off' "${base[@]}" --power bogus
 
 # The issue's JSON contract.
 "$moesim" "${base[@]}" --schedule farskip --compare regular --json - > "$work/r.json" 2> "$work/err" || bad "json run failed: $(cat "$work/err")"

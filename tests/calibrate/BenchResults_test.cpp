@@ -53,6 +53,49 @@ TEST(BenchResults, ReadsMergedBenchFilesAndTorchSdpa) {
   EXPECT_EQ(out.ignored, std::vector<std::string>{"bench.json: persistent"});
 }
 
+TEST(BenchResults, ReadsPowerLoadsAndNvmlReadings) {
+  const char* const power = R"({
+  "schema_version": 1, "tool": "moesim-kernels", "benchmark": "power", "start_time": "2026-11-22T02:48:35Z",
+  "gpus": [{"index": 0, "name": "NVIDIA H200", "arch": "sm_90", "multiprocessors": 132, "sm_clock_max_mhz": 1980}],
+  "power_limit_w": [700.0, 650.0],
+  "results": [
+    {"load": "idle", "kind": "idle", "gpu": 0, "target_duty": 0.0, "duty": 0.0, "busy_GBps": 0.0,
+     "first_burst_GBps": 0.0, "sm_clock_mhz": 1980.0, "power_w": 124.3, "clock_reasons": "none"},
+    {"load": "gemm:8192:8192:8192", "kind": "gemm", "gpu": 0, "m": 8192, "n": 8192, "k": 8192, "dtype": "bf16",
+     "target_duty": 1.0, "duty": 0.997, "busy_tflops": 674.1, "first_burst_tflops": 800.8, "sm_clock_mhz": 1487.0,
+     "power_w": 692.0, "clock_reasons": "sw_power_cap"},
+    {"load": "copy", "kind": "copy", "gpu": 0, "target_duty": 1.0, "duty": 1.0, "busy_GBps": 2121.9,
+     "first_burst_GBps": 2116.2, "sm_clock_mhz": 1980.0, "power_w": 559.9, "clock_reasons": "none"}]})";
+  BenchResults out;
+  add_bench_document(power, "power.json", out);
+  ASSERT_EQ(out.power.size(), 1u);
+  const PowerRun& run = out.power[0];
+  EXPECT_EQ(run.file, "power.json");
+  EXPECT_EQ(run.limit_w, 700);  // the largest of the GPUs
+  EXPECT_EQ(run.max_clock_hz, 1980e6);
+  ASSERT_EQ(run.loads.size(), 3u);
+  EXPECT_EQ(run.loads[1].kind, "gemm");
+  EXPECT_EQ(run.loads[1].dtype, "bf16");
+  EXPECT_DOUBLE_EQ(run.loads[1].busy_rate, 674.1e12);
+  EXPECT_DOUBLE_EQ(run.loads[1].first_rate, 800.8e12);
+  EXPECT_DOUBLE_EQ(run.loads[1].sm_clock_hz, 1487e6);
+  EXPECT_EQ(run.loads[1].clock_reasons, "sw_power_cap");
+  EXPECT_DOUBLE_EQ(run.loads[2].busy_rate, 2121.9e9);
+  EXPECT_EQ(out.runs.back().benchmark, "power");
+
+  std::string gemm = kGemmDocument;
+  const std::string time = R"("time_us": {"p50": 135.968})";
+  gemm.replace(gemm.find(time), time.size(),
+               R"("time_us": {"p50": 135.968}, "nvml": {"sm_clock_mhz": 1530.0, "sm_clock_min_mhz": 1530,
+                   "power_w": 204.0, "samples": 2, "clock_reasons": "sw_power_cap"})");
+  BenchResults with_nvml;
+  add_bench_document(gemm, "gemm.json", with_nvml);
+  ASSERT_TRUE(with_nvml.gemm[0].nvml.has_value());
+  EXPECT_DOUBLE_EQ(with_nvml.gemm[0].nvml->sm_clock_hz, 1530e6);
+  EXPECT_EQ(with_nvml.gemm[0].nvml->samples, 2);
+  EXPECT_FALSE(with_nvml.gemm[1].nvml.has_value());  // older records have none
+}
+
 std::string error_of(const std::string& text, const std::string& file) {
   try {
     BenchResults out;

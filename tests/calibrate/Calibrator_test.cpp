@@ -3,6 +3,7 @@
 
 #include <gtest/gtest.h>
 
+#include "SyntheticPower.hpp"
 #include "moesim/calibrate/ProfileText.hpp"
 #include "moesim/common/Error.hpp"
 #include "moesim/hwprofiles/ProfileLoader.hpp"
@@ -181,6 +182,66 @@ TEST(Calibrator, NcclTestsLogAddsAnEightGpuTable) {
   EXPECT_EQ(t.busbw_Bps, (std::vector<double>{114.7e9, 200.0e9, 350.0e9, 360.0e9}));
   EXPECT_EQ(r.profile.provenance.libraries, "nccl-tests 2.13.10, NCCL 2.21.5");
   EXPECT_EQ(r.profile.provenance.device, "8x NVIDIA H100 80GB HBM3");
+}
+
+// power_bench results fit the power section; GEMM cases NVML saw below the maximum clock (1200 MHz here) are
+// scaled to it by (max / clock)^clock_rate_exponent before they fill the table; cases without NVML stay.
+TEST(Calibrator, PowerSectionAndGemmRatesAtTheMaximumClock) {
+  testing::PowerTruth truth;
+  truth.max_clock_hz = 1200e6;  // the base profile's max_boost_clock_mhz; bf16 peak 1000 TF/s as the truth's
+  CalibrationInputs in;
+  in.bench.runs = {run("gemm.json", "gemm", 1), run("power.json", "power", 1)};
+  in.bench.power = {testing::synthetic_power_run(truth, "power.json")};
+  const double bf16 = 500e12;  // sustained: 1000 TF/s x 0.5
+  NvmlReading at_600;
+  at_600.sm_clock_hz = 600e6;
+  at_600.samples = 3;
+  at_600.clock_reasons = "sw_power_cap";
+  NvmlReading at_max = at_600;
+  at_max.sm_clock_hz = 1200e6;
+  // (256, 4096) measured at 0.4 of the sustained peak at 600 MHz: 0.4 x 2^0.6 = 0.6063 at 1200 MHz.
+  in.bench.gemm = {{"a", 16, 1024, 1024, "bf16", gemm_time(16, 1024, 1024, 0.1, bf16), 0, std::nullopt},
+                   {"b", 16, 4096, 8192, "bf16", gemm_time(16, 4096, 8192, 0.2, bf16), 0, at_max},
+                   {"c", 256, 8192, 1024, "bf16", gemm_time(256, 8192, 1024, 0.5, bf16), 0, std::nullopt},
+                   {"d", 256, 4096, 4096, "bf16", gemm_time(256, 4096, 4096, 0.4, bf16), 0, at_600}};
+  const CalibrationResult r = calibrate(base_profile(), in);
+  const hw::HwProfile& p = r.profile;
+  ASSERT_TRUE(p.power.present);
+  EXPECT_DOUBLE_EQ(p.power.clock_rate_exponent, 0.6);
+  EXPECT_DOUBLE_EQ(p.power.speed_exponent, 2.5);
+  EXPECT_DOUBLE_EQ(p.power.compute_w_at_peak, 1000);
+  EXPECT_DOUBLE_EQ(p.power.idle_w, 100);
+  EXPECT_DOUBLE_EQ(p.power.limit_w, 700);
+  EXPECT_DOUBLE_EQ(p.power.hbm_j_per_byte, 1e-10);
+  EXPECT_EQ(p.power.link_j_per_byte, 0);
+  EXPECT_EQ(p.efficiency.gemm.value, (std::vector<std::vector<double>>{{0.1, 0.2}, {0.5, 0.6063}}));
+  EXPECT_DOUBLE_EQ(p.gpu.sustained_clock_factor, 0.5);  // unchanged
+  EXPECT_NE(p.efficiency.gemm.source.find("1 gemm cases ran below it, mean factor 1.516"), std::string::npos)
+      << p.efficiency.gemm.source;
+  bool noted = false;
+  for (const std::string& note : r.notes) {
+    if (note.rfind("clocks: 1 GEMM/grouped GEMM/attention cases ran below the maximum clock 1200 MHz", 0) ==
+        0) {
+      noted = true;
+      EXPECT_NE(note.find("mean factor 1.516; 1 ran at it; 2 carry no NVML clock"), std::string::npos)
+          << note;
+    }
+  }
+  EXPECT_TRUE(noted);
+  EXPECT_EQ(r.residuals.front().table, "power");
+  EXPECT_LT(r.residuals.front().max_rel, 1e-3);
+  // The section is written and reads back.
+  const hw::HwProfile back = hw::profile_from_json(nlohmann::json::parse(profile_text(p)), "back.json");
+  EXPECT_DOUBLE_EQ(back.power.hbm_j_per_byte, 1e-10);
+
+  // Without power_bench results (and a base without a power section) the rates are used as measured.
+  CalibrationInputs no_power = in;
+  no_power.bench.power.clear();
+  no_power.bench.runs.pop_back();
+  const CalibrationResult plain = calibrate(base_profile(), no_power);
+  EXPECT_FALSE(plain.profile.power.present);
+  EXPECT_EQ(plain.profile.efficiency.gemm.value, (std::vector<std::vector<double>>{{0.1, 0.2}, {0.5, 0.4}}));
+  EXPECT_EQ(profile_text(plain.profile).find("\"power\""), std::string::npos);
 }
 
 TEST(Calibrator, RefusesAnotherGpuAndEmptyInputs) {

@@ -16,6 +16,7 @@ namespace fs = std::filesystem;
 using moesim::ConfigError;
 using moesim::hw::load_profile;
 using moesim::hw::shipped_profile_names;
+using moesim::hw::testing::tiny_power_section;
 using moesim::hw::testing::tiny_profile_document;
 
 namespace {
@@ -122,4 +123,34 @@ TEST(ProfileWriter, RoundTripKeepsEveryValue) {
   EXPECT_DOUBLE_EQ(reread.collectives[5].step_latency_s, original.collectives[5].step_latency_s);
   // The first keys appear in FORMAT.md order.
   EXPECT_EQ(text.substr(0, 30), "{\n  \"schema_version\": 1,\n  \"na");
+}
+
+TEST(ProfileWriter, PowerSectionRoundTripsInFileUnits) {
+  auto document = tiny_profile_document();
+  EXPECT_FALSE(moesim::hw::profile_from_json(document, "tiny.json").power.present);
+  // Absent stays absent: the writer adds no empty section.
+  EXPECT_FALSE(
+      moesim::hw::profile_to_json(moesim::hw::profile_from_json(document, "tiny.json")).contains("power"));
+
+  document["power"] = tiny_power_section();
+  document["power"]["hbm_pj_per_byte"] = 103.4;
+  const auto profile = moesim::hw::profile_from_json(document, "tiny.json");
+  const moesim::hw::PowerSpec& w = profile.power;
+  EXPECT_TRUE(w.present);
+  EXPECT_DOUBLE_EQ(w.limit_w, 700);
+  EXPECT_DOUBLE_EQ(w.idle_w, 100);
+  EXPECT_DOUBLE_EQ(w.compute_w_at_peak, 1000);
+  EXPECT_DOUBLE_EQ(w.hbm_j_per_byte, 103.4e-12);  // picojoules in the file, joules in the struct
+  EXPECT_DOUBLE_EQ(w.link_j_per_byte, 50e-12);
+  EXPECT_DOUBLE_EQ(w.speed_exponent, 2.5);
+  EXPECT_DOUBLE_EQ(w.clock_rate_exponent, 0.6);
+  EXPECT_EQ(w.source, "test");
+
+  const auto written = moesim::hw::profile_to_json(profile);
+  ASSERT_TRUE(written.contains("power"));
+  EXPECT_EQ(written["power"]["hbm_pj_per_byte"].get<double>(), 103.4);  // no last-bit noise
+  EXPECT_EQ(written.back().dump(), written["power"].dump());            // the last section
+  const auto reread = moesim::hw::profile_from_json(nlohmann::json::parse(written.dump(2)), "roundtrip.json");
+  EXPECT_EQ(moesim::hw::profile_to_json(reread).dump(2), written.dump(2));
+  EXPECT_DOUBLE_EQ(reread.power.hbm_j_per_byte, w.hbm_j_per_byte);
 }

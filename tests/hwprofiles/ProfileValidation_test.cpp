@@ -10,6 +10,7 @@
 
 using moesim::ConfigError;
 using moesim::hw::profile_from_json;
+using moesim::hw::testing::tiny_power_section;
 using moesim::hw::testing::tiny_profile_document;
 using nlohmann::json;
 
@@ -169,4 +170,43 @@ TEST(ProfileValidation, ProvenanceRules) {
             "bad.json: /provenance/sources must list at least one source");
   EXPECT_EQ(error_after([](json& d) { d["gpu"]["source"] = ""; }),
             "bad.json: /gpu/source = \"\": must not be empty");
+}
+
+TEST(ProfileValidation, PowerSectionIsOptionalAndStrict) {
+  EXPECT_EQ(error_after([](json&) {}), "<accepted>");
+  EXPECT_EQ(error_after([](json& d) { d["power"] = tiny_power_section(); }), "<accepted>");
+  EXPECT_EQ(error_after([](json& d) {
+              d["power"] = tiny_power_section();
+              d["power"].erase("speed_exponent");
+            }),
+            "bad.json: /power/speed_exponent is missing (required)");
+  EXPECT_EQ(error_after([](json& d) {
+              d["power"] = tiny_power_section();
+              d["power"]["hbm_j_per_byte"] = 1e-10;
+            }),
+            "bad.json: /power/hbm_j_per_byte is not a known key");
+  EXPECT_EQ(error_after([](json& d) { d["power"] = "700 W"; }),
+            "bad.json: /power = \"700 W\": expected an object");
+}
+
+TEST(ProfileValidation, PowerRules) {
+  auto power_error = [](const char* key, double value) {
+    return error_after([&](json& d) {
+      d["power"] = tiny_power_section();
+      d["power"][key] = value;
+    });
+  };
+  EXPECT_EQ(power_error("limit_w", 100), "bad.json: /power/limit_w = 100: must be > /power/idle_w (100)");
+  EXPECT_EQ(power_error("idle_w", 0), "bad.json: /power/idle_w = 0: must be > 0");
+  EXPECT_EQ(power_error("compute_w_at_peak", -5), "bad.json: /power/compute_w_at_peak = -5: must be > 0");
+  // Shown in the file's unit (pJ/byte), not in J/byte.
+  EXPECT_EQ(power_error("hbm_pj_per_byte", -2.5), "bad.json: /power/hbm_pj_per_byte = -2.5: must be >= 0");
+  EXPECT_EQ(power_error("link_pj_per_byte", -1), "bad.json: /power/link_pj_per_byte = -1: must be >= 0");
+  EXPECT_EQ(power_error("speed_exponent", 1), "bad.json: /power/speed_exponent = 1: must be > 1");
+  EXPECT_EQ(power_error("clock_rate_exponent", 0),
+            "bad.json: /power/clock_rate_exponent = 0: must be in (0, 1.5]");
+  EXPECT_EQ(power_error("clock_rate_exponent", 1.6),
+            "bad.json: /power/clock_rate_exponent = 1.6: must be in (0, 1.5]");
+  EXPECT_EQ(power_error("link_pj_per_byte", 0), "<accepted>");
+  EXPECT_EQ(power_error("clock_rate_exponent", 1.5), "<accepted>");
 }

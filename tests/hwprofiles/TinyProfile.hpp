@@ -46,6 +46,13 @@ inline nlohmann::json tiny_profile_document() {
 })");
 }
 
+/** @brief The optional "power" section with round numbers (add it as document["power"]). */
+inline nlohmann::json tiny_power_section() {
+  return nlohmann::json::parse(R"({
+  "limit_w": 700, "idle_w": 100, "compute_w_at_peak": 1000, "hbm_pj_per_byte": 100, "link_pj_per_byte": 50,
+  "speed_exponent": 2.5, "clock_rate_exponent": 0.6, "source": "test"})");
+}
+
 /** @brief The tiny profile, parsed and validated under the file name "tiny.json". */
 inline HwProfile tiny_profile() {
   return profile_from_json(tiny_profile_document(), "tiny.json");

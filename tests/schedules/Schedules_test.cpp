@@ -226,3 +226,60 @@ TEST(Validation, ImpossibleConfigsAreScheduleErrors) {
   s.options["parts"] = "both";
   EXPECT_THROW(simulate(s), ConfigError);
 }
+
+namespace {
+/** Mixtral forward at EP 4, 16384 tokens per rank, on the calibrated H200 (which has a power section). */
+Scenario mixtral_on_h200(const std::string& schedule) {
+  Scenario s;
+  s.model = models::load_model("mixtral-8x7b");
+  s.hw = hw::load_profile("h200");
+  s.schedule = schedule;
+  s.parallel.ep = 4;
+  s.workload.phase = Phase::FORWARD;
+  s.workload.tokens = 16384;
+  s.workload.seq_len = 4096;
+  s.workload.layers = 2;
+  return s;
+}
+}  // namespace
+
+TEST(PowerCap, GemmHeavyLayersRunAtTheLimitAndSlowerThanUncapped) {
+  // On real H200s this workload runs at 1550-1660 MHz of 1980 (data/layer-runs, nvml_mean): the draw it
+  // would have at the maximum clock exceeds the 700 W limit, so the governor must bind.
+  Scenario capped = mixtral_on_h200("regular");
+  ASSERT_TRUE(capped.hw.power.present);
+  const SimulationResult at_limit = simulate(capped);
+  ASSERT_TRUE(at_limit.power.modeled);
+  EXPECT_TRUE(at_limit.power.converged);
+  EXPECT_LT(at_limit.power.speed[0], 1.0);
+  EXPECT_GT(at_limit.power.uncapped_power_w[0], capped.hw.power.limit_w);
+  EXPECT_NEAR(at_limit.power.mean_power_w[0], capped.hw.power.limit_w, 0.01 * capped.hw.power.limit_w);
+
+  Scenario uncapped = capped;
+  uncapped.power_cap = false;
+  const SimulationResult free_clock = simulate(uncapped);
+  EXPECT_FALSE(free_clock.power.modeled);
+  EXPECT_GT(at_limit.step_ms, free_clock.step_ms * 1.02);
+}
+
+TEST(PowerCap, OverlapThatRemovesIdleGapsPaysInClock) {
+  // FarSkip hides the all-to-alls the regular schedule waits on; without those idle gaps the mean power
+  // rises, so its capped speed is lower. Contention off: lost SMs also lower the draw, which would blur it.
+  Scenario regular_scenario = mixtral_on_h200("regular");
+  Scenario farskip_scenario = mixtral_on_h200("farskip");
+  without_contention(regular_scenario);
+  without_contention(farskip_scenario);
+  const SimulationResult regular = simulate(regular_scenario);
+  const SimulationResult farskip = simulate(farskip_scenario);
+  ASSERT_TRUE(regular.power.modeled && farskip.power.modeled);
+  EXPECT_GT(regular.exposed_comm_ms, farskip.exposed_comm_ms + 1.0);
+  EXPECT_LT(farskip.power.speed[0], regular.power.speed[0] - 0.002);
+}
+
+TEST(PowerCap, ProfilesWithoutAPowerSectionAreNotCapped) {
+  Scenario s = training("regular");
+  ASSERT_FALSE(s.hw.power.present);
+  const SimulationResult r = simulate(s);
+  EXPECT_FALSE(r.power.modeled);
+  EXPECT_NE(r.power.not_modeled_because.find("no power section"), std::string::npos);
+}

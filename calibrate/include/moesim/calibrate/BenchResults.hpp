@@ -30,6 +30,18 @@ struct RunInfo {
   std::map<std::string, std::string> environment;
 };
 
+/**
+ * @brief What NVML read while one benchmark case ran: the record's "nvml" object (kernels/ CaseBench
+ * benchmarks since 0bb5f2e; older files and runs without NVML have none).
+ */
+struct NvmlReading {
+  double sm_clock_hz = 0;      ///< mean SM clock over the samples
+  double sm_clock_min_hz = 0;  ///< lowest SM clock sampled
+  double power_w = 0;          ///< mean board power
+  int samples = 0;
+  std::string clock_reasons;  ///< e.g. "sw_power_cap", "none"
+};
+
 /** @brief One GEMM case of gemm_bench: Y[m,n] = X[m,k] · W[n,k]ᵀ. */
 struct GemmCase {
   std::string name;
@@ -37,6 +49,7 @@ struct GemmCase {
   std::string dtype;  ///< input dtype in profile spelling: bf16, fp8, fp16, fp32
   double time_s = 0;  ///< p50
   double host_s = 0;  ///< host enqueue cost of one call (gemm_bench's host_us); 0 when not measured
+  std::optional<NvmlReading> nvml = std::nullopt;
 };
 
 /** @brief One grouped_gemm_bench case: `experts` GEMMs of tokens_per_expert × n × k. */
@@ -45,6 +58,7 @@ struct GroupedGemmCase {
   std::int64_t experts = 0, tokens_per_expert = 0, n = 0, k = 0;
   std::string dtype;
   double time_s = 0;
+  std::optional<NvmlReading> nvml = std::nullopt;
 };
 
 /** @brief One causal attention case (attention_bench or torch SDPA). */
@@ -53,6 +67,7 @@ struct AttentionCase {
   bool forward = true;
   std::int64_t batch_heads = 0, seq_len = 0, d_qk = 0, d_v = 0;
   double time_s = 0;
+  std::optional<NvmlReading> nvml = std::nullopt;  ///< attention_bench only (torch SDPA results carry none)
 };
 
 /** @brief One memory_bench case. */
@@ -93,6 +108,30 @@ struct LaunchCase {
   double time_s = 0;  ///< p50 per operation
 };
 
+/** @brief One power_bench load on one GPU (kernels/power_bench.cu): a sustained load and what NVML read. */
+struct PowerLoad {
+  std::string load;                  ///< as given to --loads, e.g. "gemm:8192:8192:8192:0.75"
+  std::string kind;                  ///< idle, gemm, copy, peer
+  int gpu = 0;                       ///< GPU index
+  std::int64_t m = 0, n = 0, k = 0;  ///< gemm only
+  std::string dtype;                 ///< gemm only, profile spelling
+  double target_duty = 0;            ///< duty asked for
+  double duty = 0;                   ///< measured busy share of the window
+  double busy_rate = 0;       ///< while busy: FLOP/s (gemm) or bytes/s copied (copy, peer: sent per GPU)
+  double first_rate = 0;      ///< the same for the first burst after the rest (near the maximum clock)
+  double sm_clock_hz = 0;     ///< mean SM clock over the measured window
+  double power_w = 0;         ///< mean board power over the measured window
+  std::string clock_reasons;  ///< clock event reasons seen ("none", "sw_power_cap", ...)
+};
+
+/** @brief One power_bench document. */
+struct PowerRun {
+  std::string file;
+  double limit_w = 0;       ///< the largest enforced power limit of its GPUs (power_limit_w); 0 = not read
+  double max_clock_hz = 0;  ///< the first GPU's maximum SM clock (gpus[0].sm_clock_max_mhz)
+  std::vector<PowerLoad> loads;
+};
+
 /** @brief Everything read from the --from files. */
 struct BenchResults {
   std::vector<RunInfo> runs;
@@ -103,6 +142,7 @@ struct BenchResults {
   std::vector<CollectiveCase> collectives;
   std::vector<ContentionCase> contention;
   std::vector<LaunchCase> launch;
+  std::vector<PowerRun> power;
   std::vector<std::string> ignored;  ///< "file: benchmark" of documents calibration has no use for
 };
 

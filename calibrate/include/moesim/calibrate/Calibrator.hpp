@@ -8,6 +8,10 @@
  *                                                            +-- everything not measured: from `base`
  *
  * What each measurement sets (the rules are spelled out in the `source` strings it writes):
+ *   power         the "power" section (power_bench loads, PowerFit.hpp). With a power section (fitted, or the
+ *                 base's), gemm / grouped_gemm / attention cases whose NVML clock was below the maximum are
+ *                 first scaled to the maximum clock by (max / clock)^clock_rate_exponent, so the tables below
+ *                 describe the GPU at its maximum clock; cases without an NVML reading are used as measured
  *   gemm          efficiency.gemm (grid filled by log-shape interpolation), gemm_dtype_factor
  *   grouped_gemm  grouped_gemm_factor (one-kernel "batched" cases against the fitted GEMM model)
  *   torch_sdpa    attention_fwd and attention_bwd_factor (the best SDPA back end per shape);

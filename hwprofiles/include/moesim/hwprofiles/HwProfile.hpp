@@ -150,6 +150,29 @@ struct ContentionSpec {
   std::string source;
 };
 
+/**
+ * @brief Board power and how the SM clock falls when the draw reaches the power limit (optional section
+ * "power"; absent = the GPU never runs below the clock its efficiency tables were measured at).
+ *
+ * Dynamic power of compute work at compute speed v (its rate / its rate at the maximum clock, v <= 1) is
+ * compute_w_at_peak · (fraction of the dtype's dense peak it runs at) · v^speed_exponent; HBM and fabric
+ * traffic draw a fixed energy per byte. The firmware lowers the clock until the mean board power over a
+ * window of tens of milliseconds is at most limit_w (power_bench: duty cycles of one GEMM).
+ */
+struct PowerSpec {
+  bool present = false;
+  double limit_w = 0;            ///< enforced board power limit
+  double idle_w = 0;             ///< board power with nothing running
+  double compute_w_at_peak = 0;  ///< dynamic power of tensor work at 100% of the dense peak, maximum clock
+  double hbm_j_per_byte = 0;     ///< dynamic energy per byte of HBM traffic (reads plus writes)
+  double link_j_per_byte = 0;    ///< dynamic energy per byte a GPU sends or receives over the fabric
+  double speed_exponent = 0;     ///< compute power ∝ v^speed_exponent (> 1)
+  /// compute rate ∝ (SM clock)^clock_rate_exponent: how calibration turns a rate measured at a lower clock
+  /// into the rate at the maximum clock
+  double clock_rate_exponent = 0;
+  std::string source;
+};
+
 /** @brief A complete hardware profile: one GPU type, its node and the network between nodes. */
 struct HwProfile {
   int schema_version = 1;
@@ -162,6 +185,7 @@ struct HwProfile {
   NetworkSpec network;
   std::vector<CollectiveTable> collectives;
   ContentionSpec contention;
+  PowerSpec power;
   std::string source_file;  ///< the file it was loaded from; names it in errors
 
   /** @brief Datasheet dense FLOP/s for a dtype; ConfigError for an unknown dtype or one without a peak. */

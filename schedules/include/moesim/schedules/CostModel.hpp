@@ -3,10 +3,13 @@
  * @file Turns model-side kernel costs (FLOPs, bytes, shapes) into engine work on one GPU, and a
  * hardware profile into the engine's Platform. The only place where models meet hwprofiles.
  */
+#include <optional>
+
 #include "moesim/hwprofiles/HwProfile.hpp"
 #include "moesim/models/DType.hpp"
 #include "moesim/models/OpCost.hpp"
 #include "moesim/sim/Platform.hpp"
+#include "moesim/sim/Power.hpp"
 #include "moesim/sim/Program.hpp"
 
 namespace moesim::schedules {
@@ -17,6 +20,8 @@ namespace moesim::schedules {
  *   memory_ns   = bytes / (HBM bandwidth · memory_efficiency(bytes))
  *   fixed_ns    = the profile's shortest kernel (device-side start and drain)
  *   sm_fraction = output tiles (128×128) / SMs, capped at 1, for GEMMs; 1 otherwise.
+ *   peak_ns     = tensor FLOPs (GEMM, grouped GEMM, attention) / the dtype's dense peak, for energy
+ *   hbm_bytes   = the bytes the cost moves, for energy
  */
 /** @brief Host cost of launching `cost`: a BLAS call for GEMMs (blas_call_overhead when the profile has it).
  */
@@ -30,6 +35,9 @@ double launch_ns(const hw::HwProfile& hw);
 
 /** @brief Host time to issue one copy of a copy-engine collective (ns); launch_ns when not calibrated. */
 double copy_launch_ns(const hw::HwProfile& hw);
+
+/** @brief The profile's board power model; nullopt when the profile has no power section. */
+std::optional<sim::PowerModel> power_model(const hw::HwProfile& hw);
 
 /** @brief The engine's machine: `nodes` nodes of the profile's node, its fabric, NICs and collective tables.
  */

@@ -76,7 +76,10 @@ struct Scenario {
   std::string schedule = "regular";
   std::map<std::string, std::string> options;  ///< schedule options (--opt KEY=VALUE)
   bool per_rank = false;                       ///< force full per-rank simulation
-  Noise noise;                                 ///< jitter and repetitions (default: none, one run)
+  /// lower a GPU's compute speed while its mean power would exceed the profile's limit (needs the
+  /// profile's "power" section; off = clocks never drop)
+  bool power_cap = true;
+  Noise noise;  ///< jitter and repetitions (default: none, one run)
   /**
    * foldmoe schedules (tutel, aaam, 1a1m, 1a1m-uniform): the overlap degree d, i.e. the MoE micro-batches
    * per sequence; 0 = auto (simulate every candidate and keep the fastest). megatron always runs d = 1;

@@ -48,6 +48,17 @@ struct RankFigures {
   double end_ms = 0, compute_ms = 0, comm_ms = 0, exposed_comm_ms = 0, overlap_pct = 0;
 };
 
+/** @brief The power-cap governor's outcome (run 0 of a Monte-Carlo set); `modeled` false without it. */
+struct PowerFigures {
+  bool modeled = false;
+  std::string not_modeled_because;       ///< empty when modeled
+  std::vector<double> speed;             ///< per simulated rank: compute speed the limit allows, (0, 1]
+  std::vector<double> mean_power_w;      ///< per simulated rank, at that speed
+  std::vector<double> uncapped_power_w;  ///< per simulated rank, what it would draw at full speed
+  int runs = 0;                          ///< engine runs the governor took
+  bool converged = false;
+};
+
 /** @brief Everything one simulation produced. */
 struct SimulationResult {
   Scenario scenario;
@@ -93,6 +104,7 @@ struct SimulationResult {
   double layer_ms_p50 = 0, layer_ms_p95 = 0;
   /** @brief The jitter actually injected (presets resolved to microseconds). */
   Noise noise;
+  PowerFigures power;
 };
 
 /**

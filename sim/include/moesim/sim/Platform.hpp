@@ -85,6 +85,16 @@ struct Platform {
   CollectiveCostFn collective_cost;
   std::vector<Link> links;
   /**
+   * Per world rank: the speed of its clock-bound work (compute_ns) relative to the clock the kernel
+   * costs were measured at, in (0, 1]; empty = 1 everywhere. The power-cap governor (Power.hpp) sets it.
+   */
+  std::vector<double> compute_speed;
+  double speed_of(int rank) const {
+    return static_cast<std::size_t>(rank) < compute_speed.size()
+               ? compute_speed[static_cast<std::size_t>(rank)]
+               : 1.0;
+  }
+  /**
    * @brief Links from rank src to rank dst (src != dst). `spread` = the transfer is striped over all of
    * the GPU's fabric links (multi-channel rings), so on a mesh it crosses the GPU's aggregate ports
    * instead of the single pair link.

@@ -47,6 +47,9 @@ struct KernelWork {
   double memory_ns = 0;    ///< time if HBM-bound, with all of the HBM bandwidth
   double fixed_ns = 0;     ///< start-up/tail that no resource speeds up
   double sm_fraction = 1;  ///< share of the GPU's SMs this kernel can fill alone (small grids < 1)
+  // What the kernel does, for its energy (sim/Power.hpp); the times above already say how long it takes.
+  double peak_ns = 0;    ///< its FLOPs at the dtype's dense peak: the tensor work it does, in peak-time
+  double hbm_bytes = 0;  ///< HBM bytes it reads plus writes
 };
 
 /** @brief A collective call: its group and the bytes it moves. Members are added separately. */
