@@ -38,12 +38,16 @@ const std::vector<std::pair<std::string, std::vector<SuiteStep>>>& suites() {
       {"contention", {{"contention", "contention_bench", "-w 3 -n 30", true}}},
       {"launch", {{"launch", "launch_bench", "-w 3 -n 30", false}}},
       {"persistent", {{"persistent", "persistent_bench", "--tasks 65536 -w 2 -n 10", false}}},
+      // One GPU's GEMM duty cycles and copies, then every GPU's peer copies (fabric energy).
+      {"power",
+       {{"power", "power_bench", "", false},
+        {"power_peer", "power_bench", "--loads idle,peer,peer:0.5,copy", true}}},
       {"layer", {{"layer", "layer_bench", "-w 3 -n 20", true}}}};
   return table;
 }
 
 struct BenchOptions {
-  std::string suites = "gemm,attention,memory,collectives,contention,launch";
+  std::string suites = "gemm,attention,memory,collectives,contention,launch,power";
   std::string out;
   std::string kernels_dir = MOESIM_KERNELS_BUILD_DIR;
   int gpus = 8;
@@ -176,9 +180,11 @@ void add_bench(CLI::App& app, const Invocation& invocation, Action& action) {
       "bench",
       "Run this build's kernels/ GPU microbenchmarks and merge their JSON into one results file for "
       "`moesim calibrate --from` (needs a build with -DMOESIM_GPU_BACKEND=CUDA or HIP)");
-  sub->add_option("--suite", o->suites,
-                  "Comma-separated suites: gemm (incl. grouped), attention (+ PyTorch SDPA when importable), "
-                  "memory, collectives, contention, launch, persistent, layer")
+  sub->add_option(
+         "--suite", o->suites,
+         "Comma-separated suites: gemm (incl. grouped), attention (+ PyTorch SDPA when importable), "
+         "memory, collectives, contention, launch, power (board power and clock: the profile's power "
+         "section), persistent, layer")
       ->capture_default_str();
   sub->add_option("--out", o->out,
                   "Merged results file (never overwritten: FILE.1, ... instead); raw files go to "

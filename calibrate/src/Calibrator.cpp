@@ -9,6 +9,7 @@
 #include <sstream>
 #include <tuple>
 
+#include "SourceText.hpp"
 #include "moesim/calibrate/CollectiveFit.hpp"
 #include "moesim/calibrate/Fitting.hpp"
 #include "moesim/calibrate/PowerFit.hpp"
@@ -27,12 +28,6 @@ constexpr int kDigits = 4;
 constexpr double kAttentionBackwardFlops = 2.5;
 constexpr double kMemoryBinFactor = 4.0;
 
-std::string num(double value, int digits = 3) {
-  char buffer[64];
-  std::snprintf(buffer, sizeof buffer, "%.*g", digits, value);
-  return buffer;
-}
-
 std::string fixed(double value, int decimals) {
   char buffer[64];
   std::snprintf(buffer, sizeof buffer, "%.*f", decimals, value);
@@ -47,12 +42,6 @@ std::string bytes_text(double bytes) {
     ++u;
   }
   return num(bytes, 6) + " " + units[u];
-}
-
-std::string range_text(const std::vector<double>& values, int digits = 3) {
-  if (values.empty()) return "-";
-  const auto [lo, hi] = std::minmax_element(values.begin(), values.end());
-  return *lo == *hi ? num(*lo, digits) : num(*lo, digits) + "-" + num(*hi, digits);
 }
 
 double round4(double value) {

@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <utility>
 
+#include "SourceText.hpp"
 #include "moesim/calibrate/Fitting.hpp"
 #include "moesim/common/Error.hpp"
 
@@ -12,18 +13,6 @@ namespace moesim::calibrate {
 namespace {
 
 constexpr int kDigits = 4;  // as the rest of the calibrated profile
-
-std::string num(double value, int digits = 3) {
-  char buffer[64];
-  std::snprintf(buffer, sizeof buffer, "%.*g", digits, value);
-  return buffer;
-}
-
-std::string range_text(const std::vector<double>& values, int digits = 3) {
-  if (values.empty()) return "-";
-  const auto [lo, hi] = std::minmax_element(values.begin(), values.end());
-  return num(*lo, digits) == num(*hi, digits) ? num(*lo, digits) : num(*lo, digits) + "-" + num(*hi, digits);
-}
 
 bool has_reason(const PowerLoad& load, const std::string& reason) {
   return load.clock_reasons.find(reason) != std::string::npos;

@@ -115,9 +115,7 @@ RunResult run_power_capped(const Platform& platform, const Program& program, con
     for (int r : program.simulated_ranks()) {
       const auto i = static_cast<std::size_t>(r);
       const double now = capped.compute_speed[i];
-      const double target = mean_power_w(energy[i], model, now, period) <= model.limit_w && now >= 1.0
-                                ? 1.0
-                                : speed_at_limit(energy[i], model, period);
+      const double target = speed_at_limit(energy[i], model, period);  // 1 when full speed fits
       next[i] = std::exp(std::log(now) + step * (std::log(target) - std::log(now)));
       moved = std::max(moved, std::abs(next[i] - now));
     }

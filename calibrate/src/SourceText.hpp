@@ -1,0 +1,25 @@
+#pragma once
+/** @file Number formatting shared by the source texts that `moesim calibrate` writes into profiles. */
+#include <algorithm>
+#include <cstdio>
+#include <string>
+#include <vector>
+
+namespace moesim::calibrate {
+
+/** @brief `value` with `digits` significant digits (%g). */
+inline std::string num(double value, int digits = 3) {
+  char buffer[64];
+  std::snprintf(buffer, sizeof buffer, "%.*g", digits, value);
+  return buffer;
+}
+
+/** @brief "lo-hi" of the values as num() prints them, one number when both print alike, "-" for none. */
+inline std::string range_text(const std::vector<double>& values, int digits = 3) {
+  if (values.empty()) return "-";
+  const auto [lo, hi] = std::minmax_element(values.begin(), values.end());
+  const std::string low = num(*lo, digits), high = num(*hi, digits);
+  return low == high ? low : low + "-" + high;
+}
+
+}  // namespace moesim::calibrate
