@@ -12,12 +12,28 @@
 //   copy_launch_host   host time of one copy of a copy-engine all-to-all as layer_runner issues it
 //                      (stream waits on the fork event, cudaMemcpyPeerAsync of 4 KiB, event record
 //                      on the copy stream, the comm stream waits on it), per copy
+//   eager_device_<seq> device time per kernel of a sequence of real layer kernels launched one by
+//                      one behind a spin kernel (so the GPU never waits for the host)
+//   graph_device_<seq> the same sequence captured once and replayed as a graph, per kernel
+//   eager_host_<seq>   host time to enqueue the sequence eagerly, per kernel
+// The sequences are those of layer_runner at Qwen3-30B-A3B shapes (2048 tokens, hidden 2048, 32
+// local experts of 512 rows, expert FFN 768): rmsnorm, swiglu, and (with cuBLASLt) an expert GEMM
+// with a different weight matrix per launch and the full expert chain up GEMM, SwiGLU, down GEMM.
+// The benchmarks that calibrate kernel efficiency time sub-50 us cases as graph replays, so eager
+// minus graph is what an eagerly launched kernel costs on the device beyond its table time.
 // Host timings use std::chrono around a batch of operations, never around a single one.
 #include <chrono>
+#include <functional>
 #include <memory>
 
 #include "BenchRunner.hpp"
 #include "DeviceBuffer.hpp"
+#include "DeviceFill.hpp"
+#include "LayerKernels.hpp"
+#include "OperandSets.hpp"
+#ifdef MOESIM_LAUNCH_BENCH_BLAS
+#include "LtMatmul.hpp"
+#endif
 
 namespace moesim::kernels {
 namespace {
@@ -81,6 +97,7 @@ class LaunchBench {
     add_row("launch_roundtrip", roundtrips, roundtrip);
     add_row("copy_launch_host", copies_per_sample(), copy_host);
     for (std::int64_t nodes : graph_nodes) run_graph(nodes);
+    run_layer_sequences();
   }
 
  private:
@@ -154,6 +171,104 @@ class LaunchBench {
     CUDA_CHECK(cudaGraphDestroy(graph));
     add_row("graph_device_" + std::to_string(nodes), nodes, device);
     add_row("graph_host_" + std::to_string(nodes), nodes, host);
+  }
+
+  /** @brief Enqueues `kernels` kernels on the stream; the same calls every time. */
+  struct Sequence {
+    std::string name;
+    std::int64_t kernels;
+    std::function<void(cudaStream_t)> issue;
+  };
+
+  void run_layer_sequences() {
+    constexpr std::int64_t kTokens = 2048, kHidden = 2048, kExperts = 32, kRows = 512, kFfn = 768;
+    DeviceBuffer x(device_, kTokens * kHidden * 2), y(device_, kTokens * kHidden * 2),
+        gamma(device_, kHidden * 2), up(device_, kRows * 2 * kFfn * 2), act(device_, kRows * kFfn * 2);
+    fill_random(x.get(), DataType::BF16, kTokens * kHidden, 1, 1.0f, stream_);
+    fill_random(gamma.get(), DataType::BF16, kHidden, 2, 1.0f, stream_);
+    fill_random(up.get(), DataType::BF16, kRows * 2 * kFfn, 3, 1.0f, stream_);
+    std::vector<Sequence> sequences;
+    sequences.push_back({"rmsnorm", kExperts, [&](cudaStream_t s) {
+                           for (std::int64_t e = 0; e < kExperts; ++e)
+                             launch_rmsnorm(x.as<bf16_t>(), nullptr, nullptr, gamma.as<bf16_t>(),
+                                            y.as<bf16_t>(), kTokens, kHidden, 1e-6f, s);
+                         }});
+    sequences.push_back({"swiglu", kExperts, [&](cudaStream_t s) {
+                           for (std::int64_t e = 0; e < kExperts; ++e)
+                             launch_swiglu(up.as<bf16_t>(), act.as<bf16_t>(), kRows, kFfn, s);
+                         }});
+#ifdef MOESIM_LAUNCH_BENCH_BLAS
+    // The experts' weights, one matrix each, so every GEMM reads its weights from HBM as in a layer.
+    const LtHandle handle;
+    MatmulShape up_shape, down_shape;
+    up_shape.m = down_shape.m = kRows;
+    up_shape.n = 2 * kFfn;
+    up_shape.k = down_shape.n = kHidden;
+    down_shape.k = kFfn;
+    const LtMatmul up_gemm(handle, up_shape), down_gemm(handle, down_shape);
+    DeviceBuffer workspace(device_, LtMatmul::kWorkspaceBytes), out(device_, kRows * kHidden * 2);
+    const auto w_up =
+        random_buffers(device_, kExperts, 2 * kFfn * kHidden, DataType::BF16, 10, 0.05f, stream_);
+    const auto w_down = random_buffers(device_, kExperts, kHidden * kFfn, DataType::BF16, 60, 0.05f, stream_);
+    sequences.push_back({"gemm", kExperts, [&](cudaStream_t s) {
+                           for (std::int64_t e = 0; e < kExperts; ++e)
+                             up_gemm.run(x.get(), w_up[static_cast<std::size_t>(e)].get(), up.get(),
+                                         workspace.get(), s);
+                         }});
+    sequences.push_back({"expert_chain", 3 * kExperts, [&](cudaStream_t s) {
+                           for (std::int64_t e = 0; e < kExperts; ++e) {
+                             const auto i = static_cast<std::size_t>(e);
+                             up_gemm.run(x.get(), w_up[i].get(), up.get(), workspace.get(), s);
+                             launch_swiglu(up.as<bf16_t>(), act.as<bf16_t>(), kRows, kFfn, s);
+                             down_gemm.run(act.get(), w_down[i].get(), out.get(), workspace.get(), s);
+                           }
+                         }});
+#endif
+    CUDA_CHECK(cudaStreamSynchronize(stream_));
+    for (const Sequence& sequence : sequences) run_sequence(sequence);
+  }
+
+  // Eager and graph device time per kernel of one sequence, both queued behind a spin kernel.
+  void run_sequence(const Sequence& sequence) {
+    const auto iters = static_cast<std::size_t>(session_.options().iters);
+    const double hold_us = static_cast<double>(sequence.kernels) * 25;  // above any host rate per launch
+    const auto per_kernel = static_cast<double>(sequence.kernels);
+    for (std::int64_t i = 0; i < session_.options().warmup_iters; ++i) sequence.issue(stream_);
+    CUDA_CHECK(cudaStreamSynchronize(stream_));
+    std::vector<double> eager(iters), host(iters), graph(iters);
+    EventTimeline timeline(device_, iters);
+    for (std::size_t i = 0; i < iters; ++i) {
+      hold_stream(stream_, hold_us);
+      timeline.record_start(i, stream_);
+      const auto start = std::chrono::steady_clock::now();
+      sequence.issue(stream_);
+      host[i] = host_us_since(start) / per_kernel;
+      timeline.record_end(i, stream_);
+      CUDA_CHECK(cudaStreamSynchronize(stream_));
+      eager[i] = timeline.elapsed_ms(i) * 1e3 / per_kernel;
+    }
+    cudaGraph_t captured = nullptr;
+    cudaGraphExec_t exec = nullptr;
+    CUDA_CHECK(cudaStreamBeginCapture(stream_, cudaStreamCaptureModeThreadLocal));
+    sequence.issue(stream_);
+    CUDA_CHECK(cudaStreamEndCapture(stream_, &captured));
+    CUDA_CHECK(instantiate_graph(&exec, captured));
+    CUDA_CHECK(cudaGraphLaunch(exec, stream_));  // uploads the graph
+    CUDA_CHECK(cudaStreamSynchronize(stream_));
+    EventTimeline replays(device_, iters);
+    for (std::size_t i = 0; i < iters; ++i) {
+      hold_stream(stream_, 50);
+      replays.record_start(i, stream_);
+      CUDA_CHECK(cudaGraphLaunch(exec, stream_));
+      replays.record_end(i, stream_);
+      CUDA_CHECK(cudaStreamSynchronize(stream_));
+      graph[i] = replays.elapsed_ms(i) * 1e3 / per_kernel;
+    }
+    CUDA_CHECK(cudaGraphExecDestroy(exec));
+    CUDA_CHECK(cudaGraphDestroy(captured));
+    add_row("eager_device_" + sequence.name, sequence.kernels, eager);
+    add_row("graph_device_" + sequence.name, sequence.kernels, graph);
+    add_row("eager_host_" + sequence.name, sequence.kernels, host);
   }
 
   void add_row(const std::string& measure, std::int64_t ops, const std::vector<double>& samples_us) {
