@@ -252,6 +252,35 @@ double gemm_flops(double m, double n, double k) {
   return 2.0 * m * n * k;
 }
 
+// Every measured bf16 (n, k) becomes a curve over its measured m, so that a shape the benchmark ran is
+// simulated at its own rate rather than at the table's blend of shapes with the same min(n, k).
+void fit_gemm_shapes(Context& c, double sustained) {
+  std::map<std::pair<std::int64_t, std::int64_t>, std::map<std::int64_t, std::vector<double>>> measured;
+  for (const GemmCase& g : c.in.bench.gemm) {
+    if (g.dtype == "bf16")
+      measured[{g.n, g.k}][g.m].push_back(gemm_flops(g.m, g.n, g.k) / g.time_s / sustained);
+  }
+  hw::GemmShapeCurves& curves = c.out.profile.efficiency.gemm_shapes;
+  curves.shapes.clear();
+  std::size_t points = 0;
+  for (const auto& [nk, by_m] : measured) {
+    hw::GemmShapeCurve curve;
+    curve.n = nk.first;
+    curve.k = nk.second;
+    for (const auto& [m, efficiencies] : by_m) {
+      curve.m.push_back(static_cast<double>(m));
+      curve.value.push_back(round4(std::min(1.0, geometric_mean(efficiencies))));
+      ++points;
+    }
+    curves.shapes.push_back(std::move(curve));
+  }
+  curves.source = std::to_string(curves.shapes.size()) + " bf16 shapes (n, k) at " + std::to_string(points) +
+                  " measured m of gemm_bench " + files_tags(c, "gemm") +
+                  ", efficiency as for the table (geometric mean where a shape repeats). Between measured m "
+                  "the time is linear in m; below the smallest m it is that m's time; beyond the largest, "
+                  "that m's efficiency. Other shapes use the table.";
+}
+
 void fit_gemm(Context& c) {
   hw::HwProfile& p = c.out.profile;
   const double sustained = p.sustained_peak_flops("bf16");
@@ -277,6 +306,7 @@ void fit_gemm(Context& c) {
                  "linear in log2 m between measured m; capped at 1." +
                  c.clock_text["gemm"];
   c.calibrated_parts.push_back("GEMM efficiency");
+  fit_gemm_shapes(c, sustained);
 
   ErrorSummary bf16;
   std::map<std::string, std::vector<double>> dtype_ratios;
@@ -284,14 +314,16 @@ void fit_gemm(Context& c) {
   for (const GemmCase& g : c.in.bench.gemm) {
     const double model_eff = p.gemm_efficiency(g.m, g.n, g.k);
     if (g.dtype == "bf16") {
-      bf16.add(gemm_flops(g.m, g.n, g.k) / (sustained * model_eff), g.time_s);
+      bf16.add(gemm_flops(g.m, g.n, g.k) / (sustained * p.gemm_table_efficiency(g.m, g.n, g.k)), g.time_s);
     } else if (p.gpu.peak_flops.count(g.dtype)) {
       const double measured_eff = gemm_flops(g.m, g.n, g.k) / g.time_s / p.sustained_peak_flops(g.dtype);
       dtype_ratios[g.dtype].push_back(measured_eff / model_eff);
       dtype_cases[g.dtype].push_back(&g);
     }
   }
-  add_residual(c, "gemm bf16", bf16, "time vs the table (bilinear in log m, log min(n,k))");
+  add_residual(
+      c, "gemm bf16", bf16,
+      "time vs the table alone (bilinear in log m, log min(n,k)), what shapes outside gemm_shapes get");
   std::string factor_text;
   for (const auto& [dtype, ratios] : dtype_ratios) {
     const double raw = geometric_mean(ratios);

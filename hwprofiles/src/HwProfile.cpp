@@ -36,6 +36,20 @@ double as_axis(std::int64_t extent) {
   return static_cast<double>(std::max<std::int64_t>(extent, 1));
 }
 
+// Efficiency at m on one measured shape. Time per unit of n·k is m / efficiency at the measured points.
+double shape_curve_efficiency(const GemmShapeCurve& curve, double m) {
+  const auto& ms = curve.m;
+  const auto& eff = curve.value;
+  if (m <= ms.front()) return eff.front() * m / ms.front();  // no faster than the smallest measured m
+  if (m >= ms.back()) return eff.back();
+  const std::size_t hi = static_cast<std::size_t>(std::upper_bound(ms.begin(), ms.end(), m) - ms.begin());
+  const std::size_t lo = hi - 1;
+  const double t_lo = ms[lo] / eff[lo];
+  const double t_hi = ms[hi] / eff[hi];
+  const double time = t_lo + (t_hi - t_lo) * (m - ms[lo]) / (ms[hi] - ms[lo]);
+  return m / time;
+}
+
 }  // namespace
 
 const std::vector<std::string>& known_dtypes() {
@@ -62,6 +76,13 @@ double HwProfile::sustained_peak_flops(const std::string& dtype) const {
 }
 
 double HwProfile::gemm_efficiency(std::int64_t m, std::int64_t n, std::int64_t k) const {
+  for (const GemmShapeCurve& curve : efficiency.gemm_shapes.shapes) {
+    if (curve.n == n && curve.k == k) return shape_curve_efficiency(curve, as_axis(m));
+  }
+  return gemm_table_efficiency(m, n, k);
+}
+
+double HwProfile::gemm_table_efficiency(std::int64_t m, std::int64_t n, std::int64_t k) const {
   const auto& table = efficiency.gemm;
   return interpolate_bilinear_log(table.m, table.min_nk, table.value, as_axis(m), as_axis(std::min(n, k)));
 }

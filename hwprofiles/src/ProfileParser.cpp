@@ -142,9 +142,26 @@ GemmEfficiencyTable parse_gemm(JsonObject obj) {
   return t;
 }
 
+GemmShapeCurves parse_gemm_shapes(JsonObject obj) {
+  GemmShapeCurves curves;
+  for (JsonObject entry : obj.object_array("shapes")) {
+    GemmShapeCurve c;
+    c.n = entry.positive_integer("n");
+    c.k = entry.positive_integer("k");
+    c.m = entry.number_array("m");
+    c.value = entry.number_array("value");
+    entry.finish();
+    curves.shapes.push_back(std::move(c));
+  }
+  curves.source = obj.string("source");
+  obj.finish();
+  return curves;
+}
+
 EfficiencySpec parse_efficiency(JsonObject obj) {
   EfficiencySpec e;
   e.gemm = parse_gemm(obj.object("gemm"));
+  if (auto shapes = obj.optional_object("gemm_shapes")) e.gemm_shapes = parse_gemm_shapes(std::move(*shapes));
   e.gemm_dtype_factor = dtype_map(obj, "gemm_dtype_factor", 1.0);
   e.grouped_gemm_factor = obj.number("grouped_gemm_factor");
   e.attention_fwd = parse_curve(obj.object("attention_fwd"), "seq");

@@ -135,9 +135,29 @@ void validate_gemm(const GemmEfficiencyTable& t, const RuleChecker& check) {
   check.not_empty(base + "/source", t.source);
 }
 
+void validate_gemm_shapes(const GemmShapeCurves& curves, const RuleChecker& check) {
+  const std::string base = "/efficiency/gemm_shapes";
+  for (std::size_t i = 0; i < curves.shapes.size(); ++i) {
+    const GemmShapeCurve& c = curves.shapes[i];
+    const std::string entry = base + "/shapes/" + std::to_string(i);
+    for (std::size_t j = 0; j < i; ++j) {
+      if (curves.shapes[j].n == c.n && curves.shapes[j].k == c.k) {
+        check.fail(entry, "repeats n = " + std::to_string(c.n) + ", k = " + std::to_string(c.k) + " of " +
+                              base + "/shapes/" + std::to_string(j));
+      }
+    }
+    check.axis(entry + "/m", c.m);
+    check.same_count(entry + "/value", c.value.size(), c.m.size(), "m");
+    for (std::size_t j = 0; j < c.value.size(); ++j)
+      check.fraction(entry + "/value/" + std::to_string(j), c.value[j]);
+  }
+  check.not_empty(base + "/source", curves.source);
+}
+
 void validate_efficiency(const HwProfile& p, const RuleChecker& check) {
   const EfficiencySpec& e = p.efficiency;
   validate_gemm(e.gemm, check);
+  if (!e.gemm_shapes.shapes.empty()) validate_gemm_shapes(e.gemm_shapes, check);
   for (const auto& [dtype, factor] : e.gemm_dtype_factor) {
     const std::string pointer = "/efficiency/gemm_dtype_factor/" + dtype;
     if (!p.gpu.peak_flops.count(dtype)) check.fail(pointer, "has no matching /gpu/peak_tflops/" + dtype);

@@ -96,6 +96,12 @@ ordered_json efficiency_json(const EfficiencySpec& e) {
       {"attention_bwd_factor", e.attention_bwd_factor},
       {"memory", {{"bytes", e.memory.x}, {"value", e.memory.value}, {"source", e.memory.source}}},
       {"source", e.source}};
+  if (!e.gemm_shapes.shapes.empty()) {
+    ordered_json shapes = ordered_json::array();
+    for (const GemmShapeCurve& c : e.gemm_shapes.shapes)
+      shapes.push_back({{"n", c.n}, {"k", c.k}, {"m", c.m}, {"value", c.value}});
+    out = insert_after(out, "gemm", "gemm_shapes", {{"shapes", shapes}, {"source", e.gemm_shapes.source}});
+  }
   if (e.attention_unfused_fwd.x.empty()) return out;
   const EfficiencyCurve& unfused = e.attention_unfused_fwd;
   return insert_after(out, "attention_fwd", "attention_unfused_fwd",

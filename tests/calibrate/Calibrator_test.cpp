@@ -119,6 +119,20 @@ TEST(Calibrator, FitsEveryMeasuredPart) {
   // GEMM grid: each node measured once.
   EXPECT_EQ(p.efficiency.gemm.value, (std::vector<std::vector<double>>{{0.1, 0.2}, {0.5, 0.8}}));
   EXPECT_DOUBLE_EQ(p.efficiency.gemm_dtype_factor.at("fp8"), 0.9);
+  // Every bf16 (n, k) becomes a measured curve: the four shapes are distinct, one m each.
+  const auto& shapes = p.efficiency.gemm_shapes.shapes;
+  ASSERT_EQ(shapes.size(), 4u);
+  EXPECT_EQ(shapes[0].n, 1024);  // ordered by (n, k)
+  EXPECT_EQ(shapes[0].k, 1024);
+  EXPECT_EQ(shapes[0].m, std::vector<double>{16});
+  EXPECT_EQ(shapes[0].value, std::vector<double>{0.1});
+  EXPECT_NE(p.efficiency.gemm_shapes.source.find("4 bf16 shapes (n, k) at 4 measured m"), std::string::npos)
+      << p.efficiency.gemm_shapes.source;
+  // A measured shape keeps its own rate at other m (16 rows of n 4096, k 8192 at 0.2: 8 rows take the same
+  // time, 0.1; 64 rows keep 0.2), where the table blends it with every shape of min(n, k) 4096.
+  EXPECT_DOUBLE_EQ(p.gemm_efficiency(8, 4096, 8192), 0.1);
+  EXPECT_DOUBLE_EQ(p.gemm_efficiency(64, 4096, 8192), 0.2);
+  EXPECT_GT(p.gemm_table_efficiency(64, 4096, 8192), 0.2);
   // Collective: replaced in place, 10 us one step, 209.7152 GB/s rounded to 4 digits.
   ASSERT_EQ(p.collectives.size(), 1u);
   const hw::CollectiveTable& t = p.collectives[0];

@@ -63,6 +63,25 @@ TEST(HwProfileLookup, GemmEfficiencyIsBilinearInLogMAndLogMinNk) {
   EXPECT_DOUBLE_EQ(p.gemm_efficiency(0, 1024, 1024), 0.1);
 }
 
+TEST(HwProfileLookup, MeasuredGemmShapesComeBeforeTheTable) {
+  auto p = tiny_profile();
+  p.efficiency.gemm_shapes.shapes.push_back({1536, 2048, {256, 1024}, {0.25, 0.6}});
+  // Measured points are exact.
+  EXPECT_DOUBLE_EQ(p.gemm_efficiency(256, 1536, 2048), 0.25);
+  EXPECT_DOUBLE_EQ(p.gemm_efficiency(1024, 1536, 2048), 0.6);
+  // Time per n·k unit is m / efficiency: 1024 at m 256, 1706.67 at m 1024. m 512 is a third of the way:
+  // 1024 + 682.67 / 3 = 1251.56, so the efficiency is 512 / 1251.56 = 0.40909.
+  EXPECT_NEAR(p.gemm_efficiency(512, 1536, 2048), 512.0 / (1024.0 + (1024.0 / 0.6 - 1024.0) / 3.0), 1e-12);
+  EXPECT_NEAR(p.gemm_efficiency(512, 1536, 2048), 0.40909, 1e-5);
+  // Fewer rows than measured take the smallest m's time: half the rows, half the efficiency.
+  EXPECT_DOUBLE_EQ(p.gemm_efficiency(128, 1536, 2048), 0.125);
+  // More rows than measured keep the largest m's efficiency.
+  EXPECT_DOUBLE_EQ(p.gemm_efficiency(8192, 1536, 2048), 0.6);
+  // (n, k) must match both ways round; the transposed shape uses the table like any other shape.
+  EXPECT_DOUBLE_EQ(p.gemm_efficiency(256, 2048, 1536), p.gemm_table_efficiency(256, 2048, 1536));
+  EXPECT_DOUBLE_EQ(p.gemm_efficiency(64, 2048, 2048), 0.4);
+}
+
 TEST(HwProfileLookup, AchievedGemmFlopsCombinesPeakClockTableAndDtype) {
   auto p = tiny_profile();
   // fp8: 2000 TF/s x clock 0.5 x table 0.8 (m 256, 4096) x dtype factor 0.9 = 720 TF/s.

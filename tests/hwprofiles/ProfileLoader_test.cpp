@@ -7,6 +7,7 @@
 
 #include <cstdlib>
 #include <fstream>
+#include <iterator>
 
 #include "TinyProfile.hpp"
 #include "moesim/common/Error.hpp"
@@ -123,6 +124,27 @@ TEST(ProfileWriter, RoundTripKeepsEveryValue) {
   EXPECT_DOUBLE_EQ(reread.collectives[5].step_latency_s, original.collectives[5].step_latency_s);
   // The first keys appear in FORMAT.md order.
   EXPECT_EQ(text.substr(0, 30), "{\n  \"schema_version\": 1,\n  \"na");
+}
+
+TEST(ProfileWriter, GemmShapesRoundTripAfterTheTable) {
+  auto document = tiny_profile_document();
+  EXPECT_FALSE(moesim::hw::profile_to_json(moesim::hw::profile_from_json(document, "tiny.json"))["efficiency"]
+                   .contains("gemm_shapes"));
+  document["efficiency"]["gemm_shapes"] = {
+      {"shapes", {{{"n", 1536}, {"k", 2048}, {"m", {256, 1024}}, {"value", {0.25, 0.6}}}}},
+      {"source", "test"}};
+  const auto written = moesim::hw::profile_to_json(moesim::hw::profile_from_json(document, "tiny.json"));
+  const auto& efficiency = written["efficiency"];
+  const auto& shape = efficiency["gemm_shapes"]["shapes"][0];
+  EXPECT_EQ(shape["n"].get<std::int64_t>(), 1536);
+  EXPECT_EQ(shape["k"].get<std::int64_t>(), 2048);
+  EXPECT_EQ(shape["m"].get<std::vector<double>>(), (std::vector<double>{256, 1024}));
+  EXPECT_EQ(shape["value"].get<std::vector<double>>(), (std::vector<double>{0.25, 0.6}));
+  EXPECT_EQ(efficiency["gemm_shapes"]["source"].get<std::string>(), "test");
+  EXPECT_EQ(std::next(efficiency.begin()).key(), "gemm_shapes");  // right after the table it refines
+  const auto reread = moesim::hw::profile_from_json(nlohmann::json::parse(written.dump(2)), "roundtrip.json");
+  ASSERT_EQ(reread.efficiency.gemm_shapes.shapes.size(), 1u);
+  EXPECT_DOUBLE_EQ(reread.gemm_efficiency(1024, 1536, 2048), 0.6);
 }
 
 TEST(ProfileWriter, PowerSectionRoundTripsInFileUnits) {

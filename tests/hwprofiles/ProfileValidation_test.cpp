@@ -30,6 +30,41 @@ std::string error_after(const std::function<void(json&)>& edit) {
 
 }  // namespace
 
+TEST(ProfileValidation, GemmShapesAreCheckedEntryByEntry) {
+  auto with_shapes = [](json& d) {
+    d["efficiency"]["gemm_shapes"] = {
+        {"shapes", {{{"n", 1536}, {"k", 2048}, {"m", {256, 1024}}, {"value", {0.25, 0.6}}}}},
+        {"source", "test"}};
+  };
+  EXPECT_EQ(error_after(with_shapes), "<accepted>");
+  EXPECT_EQ(error_after([&](json& d) {
+              with_shapes(d);
+              d["efficiency"]["gemm_shapes"]["shapes"][0]["m"] = {1024, 256};
+            }),
+            "bad.json: /efficiency/gemm_shapes/shapes/0/m/1 = 256: must be > the previous entry (1024)");
+  EXPECT_EQ(error_after([&](json& d) {
+              with_shapes(d);
+              d["efficiency"]["gemm_shapes"]["shapes"][0]["value"][1] = 1.2;
+            }),
+            "bad.json: /efficiency/gemm_shapes/shapes/0/value/1 = 1.2: must be in (0, 1]");
+  EXPECT_EQ(error_after([&](json& d) {
+              with_shapes(d);
+              d["efficiency"]["gemm_shapes"]["shapes"].push_back(d["efficiency"]["gemm_shapes"]["shapes"][0]);
+            }),
+            "bad.json: /efficiency/gemm_shapes/shapes/1 repeats n = 1536, k = 2048 of "
+            "/efficiency/gemm_shapes/shapes/0");
+  EXPECT_EQ(error_after([&](json& d) {
+              with_shapes(d);
+              d["efficiency"]["gemm_shapes"]["shapes"][0]["n"] = 0;
+            }).substr(0, 46),
+            "bad.json: /efficiency/gemm_shapes/shapes/0/n =");
+  EXPECT_EQ(error_after([&](json& d) {
+              with_shapes(d);
+              d["efficiency"]["gemm_shapes"]["shapes"][0]["min_nk"] = 4;
+            }).substr(0, 50),
+            "bad.json: /efficiency/gemm_shapes/shapes/0/min_nk ");
+}
+
 TEST(ProfileValidation, TinyProfileIsValid) {
   EXPECT_NO_THROW(moesim::hw::testing::tiny_profile());
 }

@@ -84,9 +84,29 @@ struct GemmEfficiencyTable {
   std::string source;
 };
 
+/** @brief The measured efficiencies of one GEMM shape (n, k) at several m. */
+struct GemmShapeCurve {
+  std::int64_t n = 0;
+  std::int64_t k = 0;
+  std::vector<double> m;      ///< strictly increasing, > 0
+  std::vector<double> value;  ///< achieved fraction in (0, 1], one per m
+};
+
+/**
+ * @brief Optional (calibrated profiles): the shapes a benchmark measured, looked up before the table.
+ * Between two measured m the time is linear in m (a fixed cost plus a per-row cost, which is how one
+ * kernel's time grows with its row count); below the smallest m it is that m's time; beyond the
+ * largest, that m's efficiency.
+ */
+struct GemmShapeCurves {
+  std::vector<GemmShapeCurve> shapes;
+  std::string source;
+};
+
 /** @brief Achieved fractions of peak, each relative to the peak named in the file header comment. */
 struct EfficiencySpec {
   GemmEfficiencyTable gemm;
+  GemmShapeCurves gemm_shapes;                      ///< empty when the profile has none
   std::map<std::string, double> gemm_dtype_factor;  ///< dtypes absent here use 1.0
   double grouped_gemm_factor = 1.0;
   EfficiencyCurve attention_fwd;  ///< x is the sequence length
@@ -192,9 +212,13 @@ struct HwProfile {
   double peak_flops(const std::string& dtype) const;
   /** @brief peak_flops(dtype) · sustained_clock_factor: the peak at the clock GEMMs really run at. */
   double sustained_peak_flops(const std::string& dtype) const;
-  /** @brief Achieved fraction of the sustained peak for an m×k by k×n GEMM (bilinear in log m, log min(n,k)).
+  /**
+   * @brief Achieved fraction of the sustained peak for an m×k by k×n GEMM: from the measured curve of
+   * (n, k) when gemm_shapes holds one, else from the table (bilinear in log m, log min(n,k)).
    */
   double gemm_efficiency(std::int64_t m, std::int64_t n, std::int64_t k) const;
+  /** @brief The 2-D table alone (bilinear in log m, log min(n, k)), without the measured shapes. */
+  double gemm_table_efficiency(std::int64_t m, std::int64_t n, std::int64_t k) const;
   /** @brief The dtype's GEMM efficiency relative to the table's (bf16) one; 1.0 when not given. */
   double gemm_dtype_factor(const std::string& dtype) const;
   /**
