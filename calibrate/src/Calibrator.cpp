@@ -1,6 +1,7 @@
 #include "moesim/calibrate/Calibrator.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <cstdio>
 #include <map>
@@ -894,14 +895,33 @@ void fit_contention(Context& c) {
 
 // --- launch -------------------------------------------------------------------------------------
 
+// The engine adds kernel_min to every kernel on top of table times that were mostly measured as graph
+// replays; launch_bench's layer-kernel sequences measure that excess directly (eager minus graph device time
+// per kernel), so the source says how well the assumption holds.
+std::string eager_excess_text(const std::map<std::string, std::vector<double>>& by_measure) {
+  std::string text;
+  for (const auto& [measure, eager] : by_measure) {
+    if (measure.rfind("eager_device_", 0) != 0) continue;
+    const std::string sequence = measure.substr(13);
+    auto graph = by_measure.find("graph_device_" + sequence);
+    if (graph == by_measure.end()) continue;
+    text +=
+        (text.empty() ? "" : ", ") + sequence + " " + num((median(eager) - median(graph->second)) * 1e6, 3);
+  }
+  if (text.empty()) return "";
+  return " Eager minus graph device time per kernel of layer kernels (launch_bench, us): " + text +
+         "; the engine adds kernel_min_us to each kernel for it.";
+}
+
 void fit_launch(Context& c) {
   hw::GpuSpec& g = c.out.profile.gpu;
   std::map<std::string, std::vector<double>> by_measure;
   int largest_graph = 0;
   for (const LaunchCase& l : c.in.bench.launch) {
     by_measure[l.measure].push_back(l.time_s);
-    if (l.measure.rfind("graph_device_", 0) == 0)
-      largest_graph = std::max(largest_graph, std::stoi(l.measure.substr(13)));
+    const std::string suffix = l.measure.rfind("graph_device_", 0) == 0 ? l.measure.substr(13) : "";
+    if (!suffix.empty() && suffix.size() < 9 && std::all_of(suffix.begin(), suffix.end(), ::isdigit))
+      largest_graph = std::max(largest_graph, std::stoi(suffix));
   }
   if (by_measure.empty()) return;
   ErrorSummary e;
@@ -924,7 +944,7 @@ void fit_launch(Context& c) {
        "kernel_min_us = device time of an empty kernel launched back to back");
   if (text.empty()) return;
   g.source += " Launch costs calibrated " + files_tags(c, "launch") +
-              " with launch_bench (median of the runs' p50): " + text + ".";
+              " with launch_bench (median of the runs' p50): " + text + "." + eager_excess_text(by_measure);
   add_residual(c, "launch", e, "each run's p50 vs the median kept");
   c.calibrated_parts.push_back("launch costs");
 }

@@ -107,9 +107,10 @@ CalibrationInputs inputs() {
   local_copy.ranks = 1;
   local_copy.gemm_with_comm_s = 1200e-6;
   b.contention = {capped, spans, short_comm, peer_copy, local_copy};
-  b.launch = {{"launch_host", 4.2e-6},     {"launch_host", 4.4e-6},       {"graph_host_1", 1.25e-6},
-              {"graph_device_10", 0.6e-6}, {"graph_device_1000", 0.5e-6}, {"launch_device", 1.3e-6},
-              {"copy_launch_host", 5e-6},  {"copy_launch_host", 6e-6}};
+  b.launch = {{"launch_host", 4.2e-6},       {"launch_host", 4.4e-6},       {"graph_host_1", 1.25e-6},
+              {"graph_device_10", 0.6e-6},   {"graph_device_1000", 0.5e-6}, {"launch_device", 1.3e-6},
+              {"copy_launch_host", 5e-6},    {"copy_launch_host", 6e-6},    {"eager_device_gemm", 9e-6},
+              {"graph_device_gemm", 7.75e-6}};
   return in;
 }
 
@@ -152,6 +153,9 @@ TEST(Calibrator, FitsEveryMeasuredPart) {
   EXPECT_DOUBLE_EQ(p.gpu.graph_launch_overhead_s, 1.25e-6);
   EXPECT_DOUBLE_EQ(p.gpu.graph_node_overhead_s, 0.5e-6);
   EXPECT_DOUBLE_EQ(p.gpu.kernel_min_s, 1.3e-6);
+  // A named (layer-kernel) sequence is not a graph size; its eager excess is reported: 9 - 7.75 = 1.25 us.
+  EXPECT_NE(p.gpu.source.find("layer kernels (launch_bench, us): gemm 1.25;"), std::string::npos)
+      << p.gpu.source;
   // Not measured: kept.
   EXPECT_EQ(p.efficiency.attention_fwd.value, (std::vector<double>{0.4, 0.6}));
   EXPECT_DOUBLE_EQ(p.efficiency.grouped_gemm_factor, 0.8);
