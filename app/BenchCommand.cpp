@@ -42,7 +42,11 @@ const std::vector<std::pair<std::string, std::vector<SuiteStep>>>& suites() {
       {"power",
        {{"power", "power_bench", "", false},
         {"power_peer", "power_bench", "--loads idle,peer,peer:0.5,copy", true}}},
-      {"layer", {{"layer", "layer_bench", "-w 3 -n 20", true}}}};
+      // The real-node layer runner, regular/farskip/farskip-ce on --layer-model: `moesim validate
+      // --measured FILE.d/layer.json` compares it with the simulator.
+      {"layer",
+       {{"layer", "layer_runner", "--tokens 2048 --seq 2048 --layers 4 --routing balanced -w 3 -n 20",
+         true}}}};
   return table;
 }
 
@@ -52,7 +56,19 @@ struct BenchOptions {
   std::string kernels_dir = MOESIM_KERNELS_BUILD_DIR;
   int gpus = 8;
   bool torch = true;
+  std::string layer_model = "qwen3-30b-a3b";
 };
+
+// --layer-model: a file as given, else a shipped spec of this source tree.
+std::string layer_model_file(const std::string& model) {
+  if (fs::exists(model)) return model;
+  const fs::path shipped = fs::path(MOESIM_SOURCE_DIR) / "models" / "specs" / (model + ".json");
+  if (!fs::exists(shipped)) {
+    throw ConfigError("", "--layer-model",
+                      "'" + model + "' is neither a file nor a shipped model (moesim list models)");
+  }
+  return shipped.string();
+}
 
 std::vector<std::string> split_list(const std::string& text) {
   std::vector<std::string> out;
@@ -107,16 +123,15 @@ int run_bench(const BenchOptions& o, const Invocation& invocation) {
       throw ConfigError("", "--suite",
                         "'" + name +
                             "': expected gemm, attention, memory, collectives, contention, "
-                            "launch, persistent or layer");
+                            "launch, power, persistent or layer");
     }
     for (const SuiteStep& step : it->second) {
       if (!fs::exists(programs / step.program)) {
         throw ConfigError(
             (programs / step.program).string(), "",
-            "suite '" + name + "' needs this program, which this build lacks" +
-                (step.program == "layer_bench" ? " (the real-node layer runner is not in kernels/ yet)"
-                                               : " (cuBLASLt/hipBLASLt or NCCL/RCCL not found at "
-                                                 "configure time: see the CMake messages)"));
+            "suite '" + name +
+                "' needs this program, which this build lacks (cuBLASLt/hipBLASLt or NCCL/RCCL not found at "
+                "configure time: see the CMake messages)");
       }
       steps.push_back(step);
     }
@@ -149,6 +164,7 @@ int run_bench(const BenchOptions& o, const Invocation& invocation) {
   for (const SuiteStep& step : steps) {
     const fs::path json = parts / (step.name + ".json");
     std::string command = quote((programs / step.program).string()) + " " + step.args;
+    if (step.program == "layer_runner") command += " --model " + quote(layer_model_file(o.layer_model));
     if (step.multi_gpu) command += " -g " + std::to_string(o.gpus);
     run(step.name, command + " -J " + quote(json.string()), json);
     if (step.name == "attention" && o.torch) {
@@ -196,6 +212,11 @@ void add_bench(CLI::App& app, const Invocation& invocation, Action& action) {
   sub->add_option("--kernels-dir", o->kernels_dir, "Folder with the built *_bench programs")
       ->capture_default_str();
   sub->add_flag("!--no-torch", o->torch, "Skip the PyTorch SDPA comparison in the attention suite");
+  sub->add_option(
+         "--layer-model", o->layer_model,
+         "Model of the layer suite (a shipped name or a JSON file): layer_runner runs 4 layers, 2048 "
+         "tokens per GPU on --gpus GPUs; compare with `moesim validate --measured FILE.d/layer.json`")
+      ->capture_default_str();
   sub->callback(
       [o, &action, &invocation] { action = [o, &invocation] { return run_bench(*o, invocation); }; });
 }

@@ -102,5 +102,29 @@ assert rows and all(set(r) == {'source', 'scenario', 'metric', 'published_or_mea
 done
 expect_error 2 'nodir/rows.json: cannot be opened' validate --published --json "$work/nodir/rows.json"
 
+# moesim bench runs the built programs it finds; stand-ins record their arguments and write a result file.
+kernels="$work/kernels"
+mkdir -p "$kernels"
+for program in launch_bench layer_runner; do
+  cat > "$kernels/$program" << 'S'
+#!/usr/bin/env bash
+echo "$*" > "$(dirname "$0")/$(basename "$0").args"
+while [[ $# -gt 0 ]]; do [[ $1 == -J ]] && { echo '{"benchmark": "stand-in"}' > "$2"; }; shift; done
+S
+  chmod +x "$kernels/$program"
+done
+expect_error 2 'suite.*bogus.*expected gemm' bench --kernels-dir "$kernels" --suite bogus --out "$work/b.json"
+expect_error 2 'layer-model.*nope.*neither a file nor a shipped model' bench --kernels-dir "$kernels" --suite layer \
+  --layer-model nope --out "$work/b.json"
+expect_error 2 'gemm_bench: suite .gemm. needs this program' bench --kernels-dir "$kernels" --suite gemm --out "$work/b.json"
+if "$moesim" bench --kernels-dir "$kernels" --suite layer --gpus 4 --out "$work/b.json" > /dev/null &&
+  grep -qE -- '--tokens 2048 .* -g 4 ' "$kernels/layer_runner.args" &&
+  grep -qE -- '--model .*models/specs/qwen3-30b-a3b.json' "$kernels/layer_runner.args" &&
+  python3 -c "import json; d = json.load(open('$work/b.json')); assert d['suites'] == [{'benchmark': 'stand-in'}]"; then
+  ok
+else
+  bad "bench --suite layer runs layer_runner on the shipped model with -g and merges its JSON"
+fi
+
 echo "cli: $passed passed, $failed failed"
 [[ $failed -eq 0 ]]
