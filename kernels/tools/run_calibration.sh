@@ -123,4 +123,7 @@ done
 for f in "$work"/busbw_compare*.txt "$work"/torch_gemm.log "$work"/gemm_check.txt; do
   [ -f "$f" ] && { echo "##### $(basename "$f")"; cat "$f"; }
 done
-[ -f "$work/nccl_info4.log" ] && { echo "##### nccl channels"; grep -iE "channels|nChannels|CTAs" "$work/nccl_info4.log" | sort | uniq -c | head -20; }
+if [ -f "$work/nccl_info4.log" ]; then  # an `a && b` last line would make the script fail when a is false
+  echo "##### nccl channels"
+  grep -iE "channels|nChannels|CTAs" "$work/nccl_info4.log" | sort | uniq -c | head -20
+fi
