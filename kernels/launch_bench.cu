@@ -44,6 +44,8 @@ double host_us_since(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start).count();
 }
 
+constexpr double kHoldPerLaunchUs = 20;  // spin time per queued launch: above the host's cost of one
+
 class LaunchBench {
  public:
   LaunchBench(BenchSession& session, int device, std::int64_t batch)
@@ -64,23 +66,15 @@ class LaunchBench {
     for (std::int64_t i = 0; i < warmup; ++i) launch_batch();
     CUDA_CHECK(cudaStreamSynchronize(stream_));
 
-    std::vector<double> host(iters), device(iters), roundtrip(iters);
-    EventTimeline timeline(device_, iters);
+    std::vector<double> host(iters), roundtrip(iters);
     for (std::size_t i = 0; i < iters; ++i) {
       const auto start = std::chrono::steady_clock::now();
       launch_batch();
       host[i] = host_us_since(start) / static_cast<double>(batch_);
       CUDA_CHECK(cudaStreamSynchronize(stream_));
     }
-    for (std::size_t i = 0; i < iters; ++i) {
-      // 20 us per queued launch covers the host's rate.
-      hold_stream(stream_, static_cast<double>(batch_) * 20);
-      timeline.record_start(i, stream_);
-      launch_batch();
-      timeline.record_end(i, stream_);
-      CUDA_CHECK(cudaStreamSynchronize(stream_));
-      device[i] = timeline.elapsed_ms(i) * 1e3 / static_cast<double>(batch_);
-    }
+    // 20 us per queued launch covers the host's rate.
+    const std::vector<double> device = time_held([&] { launch_batch(); }, batch_, kHoldPerLaunchUs).device;
     const std::int64_t roundtrips = std::max<std::int64_t>(1, batch_ / 10);
     for (std::size_t i = 0; i < iters; ++i) {
       const auto start = std::chrono::steady_clock::now();
@@ -143,34 +137,20 @@ class LaunchBench {
   }
 
   void run_graph(std::int64_t nodes) {
-    cudaGraph_t graph = nullptr;
-    cudaGraphExec_t exec = nullptr;
-    CUDA_CHECK(cudaStreamBeginCapture(stream_, cudaStreamCaptureModeThreadLocal));
-    for (std::int64_t k = 0; k < nodes; ++k) empty_kernel<<<1, 1, 0, stream_>>>();
-    CUDA_CHECK(cudaStreamEndCapture(stream_, &graph));
-    CUDA_CHECK(instantiate_graph(&exec, graph));
-    const auto iters = static_cast<std::size_t>(session_.options().iters);
+    const CapturedGraph graph(stream_, [&](cudaStream_t s) {
+      for (std::int64_t k = 0; k < nodes; ++k) empty_kernel<<<1, 1, 0, s>>>();
+    });
     // Enough replays per sample that the sample spans at least ~1000 nodes.
     const std::int64_t replays = std::max<std::int64_t>(1, 1000 / nodes);
-    for (std::int64_t i = 0; i < session_.options().warmup_iters; ++i)
-      CUDA_CHECK(cudaGraphLaunch(exec, stream_));
+    for (std::int64_t i = 0; i < session_.options().warmup_iters; ++i) graph.launch(stream_);
     CUDA_CHECK(cudaStreamSynchronize(stream_));
-    std::vector<double> host(iters), device(iters);
-    EventTimeline timeline(device_, iters);
-    for (std::size_t i = 0; i < iters; ++i) {
-      hold_stream(stream_, static_cast<double>(replays) * 20);
-      timeline.record_start(i, stream_);
-      const auto start = std::chrono::steady_clock::now();
-      for (std::int64_t r = 0; r < replays; ++r) CUDA_CHECK(cudaGraphLaunch(exec, stream_));
-      host[i] = host_us_since(start) / static_cast<double>(replays * nodes);
-      timeline.record_end(i, stream_);
-      CUDA_CHECK(cudaStreamSynchronize(stream_));
-      device[i] = timeline.elapsed_ms(i) * 1e3 / static_cast<double>(replays * nodes);
-    }
-    CUDA_CHECK(cudaGraphExecDestroy(exec));
-    CUDA_CHECK(cudaGraphDestroy(graph));
-    add_row("graph_device_" + std::to_string(nodes), nodes, device);
-    add_row("graph_host_" + std::to_string(nodes), nodes, host);
+    const HeldTimes t = time_held(
+        [&] {
+          for (std::int64_t r = 0; r < replays; ++r) graph.launch(stream_);
+        },
+        replays * nodes, kHoldPerLaunchUs / static_cast<double>(nodes));
+    add_row("graph_device_" + std::to_string(nodes), nodes, t.device);
+    add_row("graph_host_" + std::to_string(nodes), nodes, t.host);
   }
 
   /** @brief Enqueues `kernels` kernels on the stream; the same calls every time. */
@@ -230,46 +210,65 @@ class LaunchBench {
 
   // Eager and graph device time per kernel of one sequence, both queued behind a spin kernel.
   void run_sequence(const Sequence& sequence) {
-    const auto iters = static_cast<std::size_t>(session_.options().iters);
-    const double hold_us = static_cast<double>(sequence.kernels) * 25;  // above any host rate per launch
-    const auto per_kernel = static_cast<double>(sequence.kernels);
     for (std::int64_t i = 0; i < session_.options().warmup_iters; ++i) sequence.issue(stream_);
     CUDA_CHECK(cudaStreamSynchronize(stream_));
-    std::vector<double> eager(iters), host(iters), graph(iters);
+    const HeldTimes eager = time_held([&] { sequence.issue(stream_); }, sequence.kernels, 25);
+    const CapturedGraph graph(stream_, sequence.issue);
+    graph.launch(stream_);  // uploads the graph
+    CUDA_CHECK(cudaStreamSynchronize(stream_));
+    const HeldTimes replay = time_held([&] { graph.launch(stream_); }, sequence.kernels,
+                                       50.0 / static_cast<double>(sequence.kernels));
+    add_row("eager_device_" + sequence.name, sequence.kernels, eager.device);
+    add_row("graph_device_" + sequence.name, sequence.kernels, replay.device);
+    add_row("eager_host_" + sequence.name, sequence.kernels, eager.host);
+  }
+
+  /** @brief Per-operation host and device time of `issue`, queued behind a spin kernel each sample. */
+  struct HeldTimes {
+    std::vector<double> host, device;
+  };
+
+  // The spin kernel lasts hold_per_op_us for each of the `ops` operations, so the host has queued them all
+  // before the GPU starts: device time is then the GPU's own rate, host time the cost to enqueue.
+  HeldTimes time_held(const std::function<void()>& issue, std::int64_t ops, double hold_per_op_us) {
+    const auto iters = static_cast<std::size_t>(session_.options().iters);
+    const auto count = static_cast<double>(ops);
+    HeldTimes t{std::vector<double>(iters), std::vector<double>(iters)};
     EventTimeline timeline(device_, iters);
     for (std::size_t i = 0; i < iters; ++i) {
-      hold_stream(stream_, hold_us);
+      hold_stream(stream_, hold_per_op_us * count);
       timeline.record_start(i, stream_);
       const auto start = std::chrono::steady_clock::now();
-      sequence.issue(stream_);
-      host[i] = host_us_since(start) / per_kernel;
+      issue();
+      t.host[i] = host_us_since(start) / count;
       timeline.record_end(i, stream_);
       CUDA_CHECK(cudaStreamSynchronize(stream_));
-      eager[i] = timeline.elapsed_ms(i) * 1e3 / per_kernel;
+      t.device[i] = timeline.elapsed_ms(i) * 1e3 / count;
     }
-    cudaGraph_t captured = nullptr;
-    cudaGraphExec_t exec = nullptr;
-    CUDA_CHECK(cudaStreamBeginCapture(stream_, cudaStreamCaptureModeThreadLocal));
-    sequence.issue(stream_);
-    CUDA_CHECK(cudaStreamEndCapture(stream_, &captured));
-    CUDA_CHECK(instantiate_graph(&exec, captured));
-    CUDA_CHECK(cudaGraphLaunch(exec, stream_));  // uploads the graph
-    CUDA_CHECK(cudaStreamSynchronize(stream_));
-    EventTimeline replays(device_, iters);
-    for (std::size_t i = 0; i < iters; ++i) {
-      hold_stream(stream_, 50);
-      replays.record_start(i, stream_);
-      CUDA_CHECK(cudaGraphLaunch(exec, stream_));
-      replays.record_end(i, stream_);
-      CUDA_CHECK(cudaStreamSynchronize(stream_));
-      graph[i] = replays.elapsed_ms(i) * 1e3 / per_kernel;
-    }
-    CUDA_CHECK(cudaGraphExecDestroy(exec));
-    CUDA_CHECK(cudaGraphDestroy(captured));
-    add_row("eager_device_" + sequence.name, sequence.kernels, eager);
-    add_row("graph_device_" + sequence.name, sequence.kernels, graph);
-    add_row("eager_host_" + sequence.name, sequence.kernels, host);
+    return t;
   }
+
+  /** @brief What `issue` enqueues, captured once as a graph; launch() replays it. */
+  class CapturedGraph {
+   public:
+    CapturedGraph(cudaStream_t stream, const std::function<void(cudaStream_t)>& issue) {
+      CUDA_CHECK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal));
+      issue(stream);
+      CUDA_CHECK(cudaStreamEndCapture(stream, &graph_));
+      CUDA_CHECK(instantiate_graph(&exec_, graph_));
+    }
+    ~CapturedGraph() {
+      (void)cudaGraphExecDestroy(exec_);
+      (void)cudaGraphDestroy(graph_);
+    }
+    CapturedGraph(const CapturedGraph&) = delete;
+    CapturedGraph& operator=(const CapturedGraph&) = delete;
+    void launch(cudaStream_t stream) const { CUDA_CHECK(cudaGraphLaunch(exec_, stream)); }
+
+   private:
+    cudaGraph_t graph_ = nullptr;
+    cudaGraphExec_t exec_ = nullptr;
+  };
 
   void add_row(const std::string& measure, std::int64_t ops, const std::vector<double>& samples_us) {
     const SampleStats stats = summarize(samples_us);

@@ -102,35 +102,27 @@ GpuClocks read_clocks(const std::string& pci_bus_id) {
 }
 
 namespace {
-void* nvml_handle(const std::string& pci_bus_id) {
+// One optional NVML query of the device at pci_bus_id; 0 when NVML, the device or the entry point is missing.
+template <typename Value, typename Query>
+Value query_nvml(const std::string& pci_bus_id, Query query) {
+  const Nvml& api = nvml();
   void* handle = nullptr;
-  if (!nvml().ok || nvml().handle_by_bus_id(pci_bus_id.c_str(), &handle) != 0) return nullptr;
-  return handle;
+  Value value = 0;
+  if (!api.ok || query == nullptr || api.handle_by_bus_id(pci_bus_id.c_str(), &handle) != 0) return 0;
+  return query(handle, &value) == 0 ? value : 0;
 }
 }  // namespace
 
 unsigned read_power_mw(const std::string& pci_bus_id) {
-  unsigned milliwatts = 0;
-  void* handle = nvml_handle(pci_bus_id);
-  if (handle == nullptr || nvml().power_usage == nullptr || nvml().power_usage(handle, &milliwatts) != 0)
-    return 0;
-  return milliwatts;
+  return query_nvml<unsigned>(pci_bus_id, nvml().power_usage);
 }
 
 unsigned read_power_limit_mw(const std::string& pci_bus_id) {
-  unsigned milliwatts = 0;
-  void* handle = nvml_handle(pci_bus_id);
-  if (handle == nullptr || nvml().power_limit == nullptr || nvml().power_limit(handle, &milliwatts) != 0)
-    return 0;
-  return milliwatts;
+  return query_nvml<unsigned>(pci_bus_id, nvml().power_limit);
 }
 
 unsigned long long read_clock_reasons(const std::string& pci_bus_id) {
-  unsigned long long reasons = 0;
-  void* handle = nvml_handle(pci_bus_id);
-  if (handle == nullptr || nvml().clock_reasons == nullptr || nvml().clock_reasons(handle, &reasons) != 0)
-    return 0;
-  return reasons;
+  return query_nvml<unsigned long long>(pci_bus_id, nvml().clock_reasons);
 }
 
 std::string clock_reason_names(unsigned long long reasons) {
