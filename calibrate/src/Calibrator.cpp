@@ -815,25 +815,28 @@ void fit_contention(Context& c) {
              std::to_string(spec.comm_sms) + " kept from the base";
     sms_text.clear();
   }
-  // 3. Collective bandwidth under compute, from the default-CTA runs whose collective fits under one GEMM.
-  std::vector<double> fitted, others;
+  // 3. Collectives under compute. The engine starts an NCCL kernel at the end of the kernels that fill the
+  // GPU when it arrives (blocks are not preempted), so back to back under a GEMM stream one that fits in
+  // a GEMM lasts one GEMM (it ends at the next boundary) and one that outlasts it waits half a GEMM on
+  // average before it runs; comm_slowdown_with_compute is what is left while it runs beside compute.
+  std::vector<double> fitted, fits_ratio;
   std::vector<std::string> examples;
+  auto under_gemm = [&](const ContentionCase& k) { return k.comm_alone_s <= *k.gemm_with_comm_s; };
   for (const ContentionCase* k : nccl) {
     if (!(k->ctas && *k->ctas == 0) || k->comm_alone_s <= latency_of(*k)) continue;
-    const double s = comm_bandwidth_slowdown(k->comm_alone_s, *k->comm_with_gemm_s, latency_of(*k));
-    if (!covers_gemm(*k)) {
-      fitted.push_back(s);
+    if (under_gemm(*k)) {
+      fits_ratio.push_back(*k->comm_with_gemm_s / *k->gemm_with_comm_s);
       if (examples.empty())
         examples.push_back("a " + bytes_text(k->bytes) + " " + k->comm + " on " + std::to_string(k->ranks) +
                            " GPUs: " + fixed(k->comm_alone_s * 1e6, 0) + " us alone, " +
-                           fixed(*k->comm_with_gemm_s * 1e6, 0) + " us under the GEMM");
+                           fixed(*k->comm_with_gemm_s * 1e6, 0) + " us under a " +
+                           fixed(*k->gemm_with_comm_s * 1e6, 0) + " us GEMM");
     } else {
-      others.push_back(s);
+      const double waited = *k->comm_with_gemm_s - *k->gemm_with_comm_s / 2;
+      fitted.push_back(std::max(1.0, comm_bandwidth_slowdown(k->comm_alone_s, waited, latency_of(*k))));
     }
   }
-  const bool fit_all = fitted.empty();
-  const std::vector<double>& s_values = fit_all ? others : fitted;
-  if (!s_values.empty()) spec.comm_slowdown_with_compute = round4(std::max(1.0, geometric_mean(s_values)));
+  if (!fitted.empty()) spec.comm_slowdown_with_compute = round4(geometric_mean(fitted));
   const ContentionCase& first = *nccl.front();
   std::string gemm = std::to_string(first.gemm_m) + "x" + std::to_string(first.gemm_n) + "x" +
                      std::to_string(first.gemm_k) + " bf16";
@@ -847,22 +850,19 @@ void fit_contention(Context& c) {
   for (int r : ranks) ranks_text += (ranks_text.empty() ? "" : ", ") + std::to_string(r);
   for (double b : sizes) sizes_text += (sizes_text.empty() ? "" : ", ") + bytes_text(b);
   std::string s_text =
-      s_values.empty()
-          ? "comm_slowdown_with_compute kept from the base: no NCCL case with the default CTA count"
-          : "comm_slowdown_with_compute = " + num(spec.comm_slowdown_with_compute, 4) +
-                ": geometric mean over the " + std::to_string(s_values.size()) + " default-CTA cases " +
-                (fit_all ? "" : "whose collective alone is shorter than the GEMM ") +
-                "of (t_with - latency) / (t_alone - latency) (" + range_text(s_values) + ")";
+      "NCCL kernels start at a kernel boundary: a collective that fits in one GEMM under the GEMM stream "
+      "lasted " +
+      (fits_ratio.empty() ? std::string("(no such case)") : range_text(fits_ratio)) +
+      " GEMMs (the boundary model says 1)";
   if (!examples.empty()) s_text += ", e.g. " + examples.front();
-  if (!s_values.empty())
-    s_text +=
-        ". NCCL's CTAs wait for SMs the SM-filling GEMM holds, so a collective shorter than the GEMM ends "
-        "about when the GEMM ends; it is a start delay more than a bandwidth loss, which one factor only "
-        "approximates";
-  if (!fit_all && !others.empty()) {
-    s_text += ": collectives that outlast the GEMM slow only " + range_text(others) +
-              "x (their residuals show the mismatch)";
-  }
+  s_text +=
+      fitted.empty()
+          ? "; comm_slowdown_with_compute kept from the base: no default-CTA collective outlasts the GEMM"
+          : "; comm_slowdown_with_compute = " + num(spec.comm_slowdown_with_compute, 4) +
+                ": geometric mean over the " + std::to_string(fitted.size()) +
+                " default-CTA cases that outlast the GEMM of (t_with - GEMM/2 - latency) / "
+                "(t_alone - latency), at least 1 (" +
+                range_text(fitted) + ")";
   spec.source = "Calibrated " + files_tags(c, "contention") + " with contention_bench: a " + gemm +
                 " GEMM stream on every GPU against NCCL all_reduce / all_to_all of " + sizes_text +
                 " per rank on " + ranks_text + " GPUs (NCCL default CTAs and caps), p50. " +
@@ -883,13 +883,17 @@ void fit_contention(Context& c) {
     }
     if (k->ctas && *k->ctas == 0) {
       const double lat = latency_of(*k);
-      comm_e.add(lat + (k->comm_alone_s - lat) * spec.comm_slowdown_with_compute, *k->comm_with_gemm_s);
+      const double boundary_model =
+          under_gemm(*k)
+              ? *k->gemm_with_comm_s
+              : *k->gemm_with_comm_s / 2 + lat + (k->comm_alone_s - lat) * spec.comm_slowdown_with_compute;
+      comm_e.add(boundary_model, *k->comm_with_gemm_s);
     }
   }
   add_residual(c, "contention gemm", gemm_e,
                "GEMM time under comm vs r x SMs/(SMs - CTAs), cases whose collective spans the GEMM");
   add_residual(c, "contention comm", comm_e,
-               "collective time under the GEMM vs latency + transfer x s, all default-CTA cases");
+               "collective time under the GEMM vs the kernel-boundary model, all default-CTA cases");
   c.calibrated_parts.push_back("contention factors");
 }
 

@@ -60,14 +60,13 @@ sim::KernelWork kernel_work(const hw::HwProfile& hw, const models::KernelCost& c
   w.hbm_bytes = cost.bytes;
   if (cost.kind == KernelClass::ATTENTION && attention == hw::AttentionImpl::UNFUSED &&
       pass == hw::AttentionPass::FORWARD && w.compute_ns > 0) {
-    // Unfused attention writes and re-reads the full L×L scores (fp32, then bf16 probabilities): about
-    // 80% of its time is HBM traffic (measured: 8.7 ms per layer for 4 x 32 heads x 4096^2 on an H200,
-    // of which QK^T and PV at GEMM rate are ~1.6 ms). So it is HBM-bound for its whole measured time,
-    // and losing SMs to a comm kernel only stretches its two GEMMs, which fit inside that time.
-    const double gemm_flops = 2.0 * cost.flops;  // the full square, where the causal count has half
-    const double gemm_rate = hw.achieved_gemm_flops(dt, cost.attn_seq, cost.attn_seq, cost.attn_head_dim);
+    // Unfused attention writes and re-reads the full L×L scores (fp32, then bf16 probabilities): its
+    // measured time (8.7 ms per layer for 4 x 32 heads x 4096^2 on an H200) is mostly the softmax pass,
+    // whose QK^T and PV GEMMs take ~1.6 ms. That pass is not HBM-saturating: it slows with the SMs a
+    // comm kernel takes (the layer runner's NCCL Dispatch beside it cost 1.76 ms over 4 Qwen3 layers at
+    // T16384, where only the GEMMs slowing would give 0.25). So its whole time is both SM-bound and
+    // HBM-bound: either resource lost stretches it.
     w.memory_ns = w.compute_ns;
-    w.compute_ns = gemm_rate > 0 ? std::min(w.memory_ns, gemm_flops / gemm_rate * 1e9) : 0.0;
     // Its HBM traffic is not in cost.bytes (the scores never leave the chip when fused): at the rate of
     // a large copy for its HBM-bound time, which is what draws its power.
     w.hbm_bytes = std::max(w.hbm_bytes, w.memory_ns * 1e-9 * hw.gpu.hbm_bw_Bps * hw.memory_efficiency(1e9));
@@ -78,6 +77,48 @@ sim::KernelWork kernel_work(const hw::HwProfile& hw, const models::KernelCost& c
     w.sm_fraction = std::clamp(tiles / hw.gpu.sm_count, 1.0 / hw.gpu.sm_count, 1.0);
   }
   return w;
+}
+
+std::vector<KernelPiece> unfused_attention_pieces(const hw::HwProfile& hw, const models::KernelCost& cost,
+                                                  models::DType dtype, std::int64_t head_sequences) {
+  const sim::KernelWork whole = kernel_work(hw, cost, dtype, hw::AttentionImpl::UNFUSED);
+  const std::string dt = models::to_string(dtype);
+  // kernels/common/AttentionForward.cu: the largest divisor of B·H whose scores fit the budget.
+  constexpr double kScoreBudgetBytes = 2.0 * 1024 * 1024 * 1024;
+  const double per_head = static_cast<double>(cost.attn_seq) * static_cast<double>(cost.attn_seq) * (4 + 2);
+  const std::int64_t heads = std::max<std::int64_t>(head_sequences, 1);
+  std::int64_t chunk = 1;
+  for (std::int64_t c = heads; c >= 1; --c) {
+    if (heads % c == 0 && static_cast<double>(c) * per_head <= kScoreBudgetBytes) {
+      chunk = c;
+      break;
+    }
+  }
+  const auto chunks = static_cast<double>(heads / chunk);
+  const double gemm_rate = hw.achieved_gemm_flops(dt, cost.attn_seq, cost.attn_seq, cost.attn_head_dim);
+  const double total = whole.compute_ns;
+  const double gemm_ns = gemm_rate > 0 ? std::min(0.5 * total, 2.0 * cost.flops / gemm_rate * 1e9) : 0.0;
+  models::KernelCost gemm_call;
+  gemm_call.kind = models::KernelClass::GEMM;
+  const double blas = launch_ns(hw, gemm_call);
+  std::vector<KernelPiece> pieces;
+  for (std::int64_t i = 0; i < heads / chunk; ++i) {
+    for (const char* part : {"qk", "softmax", "pv"}) {
+      KernelPiece piece;
+      piece.name = cost.name + ".c" + std::to_string(i) + "." + part;
+      sim::KernelWork& w = piece.work;
+      w.fixed_ns = whole.fixed_ns;
+      const bool gemm = std::string(part) != "softmax";
+      const double ns = (gemm ? gemm_ns / 2 : total - gemm_ns) / chunks;
+      w.compute_ns = ns;
+      w.memory_ns = gemm ? 0.0 : ns;  // the softmax pass is where the score traffic is
+      w.peak_ns = gemm ? whole.peak_ns / 2 / chunks : 0.0;
+      w.hbm_bytes = whole.hbm_bytes * ns / total;
+      piece.launch_ns = gemm ? blas : launch_ns(hw);
+      pieces.push_back(std::move(piece));
+    }
+  }
+  return pieces;
 }
 
 std::optional<sim::PowerModel> power_model(const hw::HwProfile& hw) {

@@ -159,10 +159,21 @@ OpId ProgramBuilder::compute(int layer, const std::string& tag, LayerOp op, Pass
     } else {
       deps.clear();
     }
+    flops_[rank_] += k.flops;
+    if (k.kind == models::KernelClass::ATTENTION && s_.workload.attention == hw::AttentionImpl::UNFUSED &&
+        pass == Pass::FORWARD) {
+      const std::int64_t head_sequences = context.tokens / std::max<std::int64_t>(context.seq_len, 1) *
+                                          (s_.model.attention.heads / context.tp);
+      for (const KernelPiece& piece : unfused_attention_pieces(s_.hw, k, context.dtype, head_sequences)) {
+        last = program_.add_kernel(rank_, COMPUTE, prefix + piece.name, category(op), piece.work,
+                                   piece.launch_ns, deps);
+        deps.clear();
+      }
+      continue;
+    }
     last = program_.add_kernel(rank_, COMPUTE, prefix + k.name, category(op),
                                kernel_work(s_.hw, k, context.dtype, s_.workload.attention),
                                launch_ns(s_.hw, k), deps);
-    flops_[rank_] += k.flops;
   }
   if (last != NO_OP) last_compute_ = last;
   return last;

@@ -106,6 +106,9 @@ RunResult Simulation::run() {
       handle(e);
     }
     for (int r : program_.simulated_ranks()) {
+      if (!gpus_[static_cast<std::size_t>(r)].arriving.empty()) settle_arrivals(r);
+    }
+    for (int r : program_.simulated_ranks()) {
       if (gpus_[static_cast<std::size_t>(r)].dirty) recompute_gpu(r);
     }
     if (network_dirty_) recompute_network();
@@ -135,9 +138,7 @@ void Simulation::handle(const Event& e) {
       k.done = true;
       auto& gpu = gpus_[static_cast<std::size_t>(ops_[static_cast<std::size_t>(e.target)].rank)];
       std::erase(gpu.fluid_kernels, e.target);
-      gpu.dirty = true;
-      --gpu.compute_running;
-      network_dirty_ = network_dirty_ || !active_flows_.empty();
+      kernel_left_gpu(e.target);
       finish_op(e.target);
       break;
     }
@@ -241,6 +242,7 @@ void Simulation::start_kernel(OpId id) {
   const Op& op = ops_[static_cast<std::size_t>(id)];
   auto& gpu = gpus_[static_cast<std::size_t>(op.rank)];
   ++gpu.compute_running;
+  gpu.running.push_back(id);
   network_dirty_ = network_dirty_ || !active_flows_.empty();
   if (op.work.fixed_ns > 0) {
     schedule(now_ + ceil_ns(op.work.fixed_ns), EventType::KERNEL_FIXED_DONE, id);
@@ -255,8 +257,7 @@ void Simulation::begin_fluid(OpId id) {
   auto& gpu = gpus_[static_cast<std::size_t>(op.rank)];
   if (op.work.compute_ns <= 0 && op.work.memory_ns <= 0) {
     k.done = true;
-    --gpu.compute_running;
-    network_dirty_ = network_dirty_ || !active_flows_.empty();
+    kernel_left_gpu(id);
     finish_op(id);
     return;
   }
@@ -266,7 +267,69 @@ void Simulation::begin_fluid(OpId id) {
   gpu.dirty = true;
 }
 
+/*
+ * A collective kernel's blocks wait behind the blocks of kernels launched before it: the block
+ * scheduler does not preempt, so an NCCL kernel that reaches its stream while a compute kernel fills
+ * the SMs starts at that kernel's end (a kernel boundary), not beside it. Kernels that start later
+ * queue behind it and find its SMs taken. contention_bench shows it: a collective shorter than the
+ * GEMM it meets ends with that GEMM.
+ */
 void Simulation::arrive(OpId id) {
+  const Op& op = ops_[static_cast<std::size_t>(id)];
+  const auto& spec = program_.collectives()[static_cast<std::size_t>(op.collective)];
+  auto& gpu = gpus_[static_cast<std::size_t>(op.rank)];
+  if (spec.transport == Transport::SM_KERNEL) {
+    gpu.arriving.push_back(id);  // decided once every op that starts at this instant has started
+    return;
+  }
+  join_collective(id);
+}
+
+/*
+ * A compute kernel that starts at the same instant as a collective member wins the SMs: it follows
+ * the kernel that just ended on its own stream, while the collective's stream first has to see its
+ * cross-stream event complete.
+ */
+void Simulation::settle_arrivals(int rank) {
+  auto& gpu = gpus_[static_cast<std::size_t>(rank)];
+  std::vector<OpId> arrived = std::move(gpu.arriving);
+  gpu.arriving.clear();
+  for (OpId id : arrived) {
+    if (sms_free_for_comm(gpu, gpu.running)) {
+      join_collective(id);
+    } else {
+      gpu.awaiting_sms.push_back(AwaitingSms{id, gpu.running});
+    }
+  }
+}
+
+bool Simulation::sms_free_for_comm(const GpuState& gpu, const std::vector<OpId>& ahead) const {
+  const auto& res = platform_.gpu;
+  double taken = static_cast<double>(gpu.comm_kernels) * res.comm_sms + gpu.pool_sms;
+  for (OpId k : ahead) taken += ops_[static_cast<std::size_t>(k)].work.sm_fraction * res.sm_count;
+  return res.sm_count - taken >= res.comm_sms - 1e-9;
+}
+
+void Simulation::kernel_left_gpu(OpId id) {
+  auto& gpu = gpus_[static_cast<std::size_t>(ops_[static_cast<std::size_t>(id)].rank)];
+  --gpu.compute_running;
+  std::erase(gpu.running, id);
+  gpu.dirty = true;
+  network_dirty_ = network_dirty_ || !active_flows_.empty();
+  for (std::size_t i = 0; i < gpu.awaiting_sms.size();) {
+    AwaitingSms& w = gpu.awaiting_sms[i];
+    std::erase(w.ahead, id);
+    if (!sms_free_for_comm(gpu, w.ahead)) {
+      ++i;
+      continue;
+    }
+    const OpId member = w.member;
+    gpu.awaiting_sms.erase(gpu.awaiting_sms.begin() + static_cast<std::ptrdiff_t>(i));
+    join_collective(member);  // holds SMs from now on, which the next waiting member must see
+  }
+}
+
+void Simulation::join_collective(OpId id) {
   const Op& op = ops_[static_cast<std::size_t>(id)];
   const auto& spec = program_.collectives()[static_cast<std::size_t>(op.collective)];
   auto& st = collectives_[static_cast<std::size_t>(op.collective)];

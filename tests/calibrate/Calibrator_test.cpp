@@ -94,7 +94,8 @@ CalibrationInputs inputs() {
   ContentionCase spans = capped;  // default CTAs, spans the GEMM: 1.375 = 1.1 x 100/(100 - c) -> c = 20
   spans.ctas = 0;
   spans.gemm_with_comm_s = 1375e-6;
-  ContentionCase short_comm = spans;  // default CTAs, shorter than the GEMM: s = (1000 - 10) / (200 - 10)
+  spans.comm_with_gemm_s = 2900e-6;
+  ContentionCase short_comm = spans;  // default CTAs, shorter than the GEMM: ends with it
   short_comm.bytes = 64.0 * 1048576;
   short_comm.comm_alone_s = 200e-6;
   short_comm.comm_with_gemm_s = 1000e-6;
@@ -141,10 +142,12 @@ TEST(Calibrator, FitsEveryMeasuredPart) {
   EXPECT_DOUBLE_EQ(t.step_latency_s, 10e-6);
   EXPECT_EQ(t.bytes, std::vector<double>{8388608});
   EXPECT_DOUBLE_EQ(t.busbw_Bps[0], 209.7e9);
-  // Contention: r = 1.1, comm_sms = 20, s = 990 / 190 = 5.2105 -> 5.211 (latency = 1 step x 10 us).
+  // Contention: r = 1.1, comm_sms = 20. The default-CTA case that outlasts its 1375 us GEMM waits half a
+  // GEMM, then runs s x its transfer: s = (2900 - 687.5 - 10) / (2000 - 10) = 1.10678 -> 1.107 (latency =
+  // 1 step x 10 us). The short case (200 us alone, 1000 us beside a 1050 us GEMM) is not fitted.
   EXPECT_DOUBLE_EQ(p.contention.compute_slowdown_with_comm, 1.1);
   EXPECT_EQ(p.contention.comm_sms, 20);
-  EXPECT_DOUBLE_EQ(p.contention.comm_slowdown_with_compute, 5.211);
+  EXPECT_DOUBLE_EQ(p.contention.comm_slowdown_with_compute, 1.107);
   EXPECT_DOUBLE_EQ(p.contention.compute_slowdown_with_copy, 1.08);  // the peer-copy case only
   EXPECT_NE(p.contention.source.find("4096x4096x4096 bf16 GEMM"), std::string::npos) << p.contention.source;
   // Launch: medians of the p50s; the largest graph gives the per-node cost.

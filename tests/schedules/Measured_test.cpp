@@ -6,9 +6,11 @@
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <tuple>
 
 #include "moesim/common/Error.hpp"
 #include "moesim/hwprofiles/ProfileLoader.hpp"
+#include "moesim/schedules/CostModel.hpp"
 
 using namespace moesim;
 using namespace moesim::schedules;
@@ -90,4 +92,31 @@ TEST(Measured, RefusesFailedChecksAndUnknownGpus) {
   std::ofstream(bad) << R"({"results": [{"model": "qwen3-30b-a3b", "moe_comm": "ring"}]})";
   EXPECT_EQ(config_error([&] { read_layer_runner_results(bad); }),
             bad + ": /results/0/moe_comm = \"ring\": expected alltoall or allreduce");
+}
+
+TEST(UnfusedAttention, SplitsIntoTheRunnersChunksAndKeepsItsTime) {
+  // The runner's chunk rule (kernels/common/AttentionForward.cu): the largest divisor of B·H whose
+  // scores (4 B) and probabilities (2 B) fit 2 GiB. seq 4096: 100.7 MB per head-sequence, so of
+  // 4 x 32 = 128 head-sequences 16 fit (1.61 GB; 32 would be 3.2 GB): 8 chunks of QK^T, softmax, PV.
+  // seq 2048: 25.2 MB each, all 32 fit in one chunk.
+  const auto hw = hw::load_profile("h200");
+  models::KernelCost cost;
+  cost.name = "attn_core.flash_fwd";
+  cost.kind = models::KernelClass::ATTENTION;
+  cost.attn_head_dim = 128;
+  for (auto [seq, head_sequences, pieces] : {std::tuple{4096, 128, 24}, std::tuple{2048, 32, 3}}) {
+    cost.attn_seq = seq;
+    cost.flops = 2.0 * head_sequences * seq * (seq * 0.5) * 256;  // causal QK^T + PV
+    const auto whole = schedules::kernel_work(hw, cost, models::DType::BF16, hw::AttentionImpl::UNFUSED);
+    const auto split = schedules::unfused_attention_pieces(hw, cost, models::DType::BF16, head_sequences);
+    ASSERT_EQ(split.size(), static_cast<std::size_t>(pieces)) << seq;
+    double total = 0;
+    for (const auto& p : split) {
+      total += p.work.compute_ns;
+      const bool softmax = p.name.ends_with(".softmax");
+      EXPECT_EQ(p.work.memory_ns, softmax ? p.work.compute_ns : 0.0) << p.name;
+    }
+    EXPECT_NEAR(total, whole.compute_ns, 1e-6 * whole.compute_ns) << seq;
+    EXPECT_EQ(split.front().name, "attn_core.flash_fwd.c0.qk");
+  }
 }

@@ -110,15 +110,79 @@ TEST(Collective, CommOverlapsComputeFreelyWithoutContention) {
 }
 
 TEST(Collective, ContentionSlowsBothSides) {
-  // comm kernel holds 33 of 132 SMs, compute slows 1.1x more while comm runs, comm bandwidth /1.25 while
-  // compute runs. Comm: latency 1000, then 7e6 B at 100/1.25 = 80 B/ns = 87500 → ends 88500.
-  // Compute (100000 ns alone): stretch 1.1·132/99 = 1.4667 while comm runs → by 88500 it has done
-  // 88500/1.46667 = 60340.91 ns of work; 39659.09 left alone → ends 128159.09 → 128160 ns.
+  // A compute kernel that fills half the GPU (66 of 132 SMs) leaves room for the comm kernel's 33, so
+  // both run at once. Comm: latency 1000, then 7e6 B at 100/1.25 = 80 B/ns = 87500 → ends 88500.
+  // Compute (100000 ns alone) keeps its 66 SMs and slows 1.1x while comm runs: by 88500 it has done
+  // 88500/1.1 = 80454.55 ns of work; 19545.45 left alone → ends 108045.45 → 108046 ns.
+  Program p(8, false);
+  CollectiveSpec spec = balanced_a2a(8, 1e6);
+  const int c = p.add_collective(spec);
+  OpId gemm = NO_OP, member = NO_OP;
+  for (int r = 0; r < 8; ++r) {
+    p.set_streams(r, {"compute", "comm"});
+    KernelWork half = compute(100000);
+    half.sm_fraction = 0.5;
+    OpId k = p.add_kernel(r, 0, "gemm", "x", half, 0);
+    OpId m = p.add_collective_member(c, r, 1, "comm", 0, {});
+    if (r == 0) gemm = k, member = m;
+  }
+  auto r = run(test_platform(1, 100, 1000, GpuResources{132, 33, 1.1, 1.25}), p);
+  EXPECT_EQ(r.ops[static_cast<std::size_t>(member)].end, 88500);
+  EXPECT_EQ(r.ops[static_cast<std::size_t>(gemm)].end, 108046);
+}
+
+TEST(Collective, CommKernelStartsAtTheBoundaryOfAKernelThatFillsTheGpu) {
+  // The GEMM (sm_fraction 1) was launched first and holds every SM; the comm kernel's blocks queue
+  // behind it and start when it ends at 100000 (no preemption). The GEMM runs alone at full speed;
+  // the collective then runs alone: 100000 + 1000 latency + 7e6 B / 100 B/ns = 171000.
   Program p(8, false);
   auto m = add_everywhere(p, balanced_a2a(8, 1e6), 100000);
   auto r = run(test_platform(1, 100, 1000, GpuResources{132, 33, 1.1, 1.25}), p);
-  EXPECT_EQ(r.ops[static_cast<std::size_t>(m[0])].end, 88500);
-  EXPECT_EQ(r.ops[0].end, 128160);
+  EXPECT_EQ(r.ops[0].end, 100000);
+  EXPECT_EQ(r.ops[static_cast<std::size_t>(m[0])].data_start, 100000);
+  EXPECT_EQ(r.ops[static_cast<std::size_t>(m[0])].end, 171000);
+}
+
+TEST(Collective, KernelsLaunchedAfterTheCommKernelQueueBehindIt) {
+  // Stream 0 runs A (50000 ns) then B (100000 ns), both filling the GPU. The comm kernel arrives
+  // during A, so it waits for A only: it takes its 33 SMs at 50000, before B starts there. B then
+  // gets 99 SMs and slows 1.1·132/99 = 1.46667x while comm runs (latency 1000 + 70000 → ends
+  // 121000): by then B has done 71000/1.46667 = 48409.09 ns of work; 51590.91 left alone → B ends
+  // 172590.91 → 172591.
+  Program p(8, false);
+  CollectiveSpec spec = balanced_a2a(8, 1e6);
+  const int c = p.add_collective(spec);
+  OpId b0 = NO_OP, m0 = NO_OP;
+  for (int r = 0; r < 8; ++r) {
+    p.set_streams(r, {"compute", "comm"});
+    p.add_kernel(r, 0, "a", "x", compute(50000), 0);
+    OpId m = p.add_collective_member(c, r, 1, "comm", 0, {});
+    OpId b = p.add_kernel(r, 0, "b", "x", compute(100000), 0);
+    if (r == 0) b0 = b, m0 = m;
+  }
+  auto r = run(test_platform(1, 100, 1000, GpuResources{132, 33, 1.1, 1.0}), p);
+  EXPECT_EQ(r.ops[static_cast<std::size_t>(m0)].end, 121000);
+  EXPECT_EQ(r.ops[static_cast<std::size_t>(b0)].end, 172591);
+}
+
+TEST(Collective, AKernelStartingAsTheCommKernelBecomesReadyWinsTheSms) {
+  // The member waits (cross-stream) for A, which ends at 50000 just as B, queued behind A on the
+  // compute stream, starts there and fills the GPU. B wins the race, so the comm kernel starts at B's
+  // end: 150000 + 1000 latency + 70000 = 221000. B is not slowed.
+  Program p(8, false);
+  CollectiveSpec spec = balanced_a2a(8, 1e6);
+  const int c = p.add_collective(spec);
+  OpId b0 = NO_OP, m0 = NO_OP;
+  for (int r = 0; r < 8; ++r) {
+    p.set_streams(r, {"compute", "comm"});
+    OpId a = p.add_kernel(r, 0, "a", "x", compute(50000), 0);
+    OpId b = p.add_kernel(r, 0, "b", "x", compute(100000), 0);
+    OpId m = p.add_collective_member(c, r, 1, "comm", 0, {a});
+    if (r == 0) b0 = b, m0 = m;
+  }
+  auto r = run(test_platform(1, 100, 1000, GpuResources{132, 33, 1.1, 1.0}), p);
+  EXPECT_EQ(r.ops[static_cast<std::size_t>(b0)].end, 150000);
+  EXPECT_EQ(r.ops[static_cast<std::size_t>(m0)].end, 221000);
 }
 
 TEST(Collective, CopyEngineCollectiveIsNotSlowedByCompute) {

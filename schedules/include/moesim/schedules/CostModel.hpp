@@ -4,6 +4,8 @@
  * hardware profile into the engine's Platform. The only place where models meet hwprofiles.
  */
 #include <optional>
+#include <string>
+#include <vector>
 
 #include "moesim/hwprofiles/HwProfile.hpp"
 #include "moesim/models/DType.hpp"
@@ -29,6 +31,22 @@ double launch_ns(const hw::HwProfile& hw, const models::KernelCost& cost);
 
 sim::KernelWork kernel_work(const hw::HwProfile& hw, const models::KernelCost& cost, models::DType dtype,
                             hw::AttentionImpl attention = hw::AttentionImpl::FUSED);
+
+/** @brief One kernel of a multi-kernel op, with its host launch cost. */
+struct KernelPiece {
+  std::string name;
+  sim::KernelWork work;
+  double launch_ns = 0;
+};
+
+/**
+ * @brief Unfused forward attention as eager frameworks and kernels/layer_runner run it: the B·H
+ * head-sequences go in chunks whose fp32 scores and bf16 probabilities fit a 2 GiB budget, and each
+ * chunk is a QK^T GEMM, a causal softmax pass and a PV GEMM. The pieces add up to `kernel_work`'s time;
+ * they matter because a collective kernel can start only at a kernel boundary.
+ */
+std::vector<KernelPiece> unfused_attention_pieces(const hw::HwProfile& hw, const models::KernelCost& cost,
+                                                  models::DType dtype, std::int64_t head_sequences);
 
 /** @brief Host time to launch one kernel eagerly (ns). */
 double launch_ns(const hw::HwProfile& hw);
