@@ -106,9 +106,6 @@ RunResult Simulation::run() {
       handle(e);
     }
     for (int r : program_.simulated_ranks()) {
-      if (!gpus_[static_cast<std::size_t>(r)].arriving.empty()) settle_arrivals(r);
-    }
-    for (int r : program_.simulated_ranks()) {
       if (gpus_[static_cast<std::size_t>(r)].dirty) recompute_gpu(r);
     }
     if (network_dirty_) recompute_network();
@@ -272,35 +269,19 @@ void Simulation::begin_fluid(OpId id) {
  * scheduler does not preempt, so an NCCL kernel that reaches its stream while a compute kernel fills
  * the SMs starts at that kernel's end (a kernel boundary), not beside it. Kernels that start later
  * queue behind it and find its SMs taken. contention_bench shows it: a collective shorter than the
- * GEMM it meets ends with that GEMM.
+ * GEMM it meets ends with that GEMM. That holds for one-wave (persistent) kernels such as Hopper's
+ * cuBLAS GEMMs; a kernel of many waves would let the comm blocks in as its first wave retires, which
+ * the engine does not distinguish.
  */
 void Simulation::arrive(OpId id) {
   const Op& op = ops_[static_cast<std::size_t>(id)];
   const auto& spec = program_.collectives()[static_cast<std::size_t>(op.collective)];
   auto& gpu = gpus_[static_cast<std::size_t>(op.rank)];
-  if (spec.transport == Transport::SM_KERNEL) {
-    gpu.arriving.push_back(id);  // decided once every op that starts at this instant has started
+  if (spec.transport == Transport::SM_KERNEL && !sms_free_for_comm(gpu, gpu.running)) {
+    gpu.awaiting_sms.push_back(AwaitingSms{id, gpu.running});
     return;
   }
   join_collective(id);
-}
-
-/*
- * A compute kernel that starts at the same instant as a collective member wins the SMs: it follows
- * the kernel that just ended on its own stream, while the collective's stream first has to see its
- * cross-stream event complete.
- */
-void Simulation::settle_arrivals(int rank) {
-  auto& gpu = gpus_[static_cast<std::size_t>(rank)];
-  std::vector<OpId> arrived = std::move(gpu.arriving);
-  gpu.arriving.clear();
-  for (OpId id : arrived) {
-    if (sms_free_for_comm(gpu, gpu.running)) {
-      join_collective(id);
-    } else {
-      gpu.awaiting_sms.push_back(AwaitingSms{id, gpu.running});
-    }
-  }
 }
 
 bool Simulation::sms_free_for_comm(const GpuState& gpu, const std::vector<OpId>& ahead) const {

@@ -106,11 +106,10 @@ struct GpuState {
   std::vector<OpId> fluid_kernels;  ///< kernels in their fluid phase, sorted by id
   std::vector<OpId> running;        ///< compute kernels started and not finished, in start order
   std::vector<AwaitingSms> awaiting_sms;
-  std::vector<OpId> arriving;  ///< SM-driven members that reached their stream at this instant
-  int comm_kernels = 0;        ///< SM-driven collective members holding SMs
-  int copy_collectives = 0;    ///< copy-engine collective members in flight (no SMs, but HBM traffic)
-  int compute_running = 0;     ///< kernels started and not finished
-  int pool_sms = 0;            ///< SMs held by running persistent kernels
+  int comm_kernels = 0;      ///< SM-driven collective members holding SMs
+  int copy_collectives = 0;  ///< copy-engine collective members in flight (no SMs, but HBM traffic)
+  int compute_running = 0;   ///< kernels started and not finished
+  int pool_sms = 0;          ///< SMs held by running persistent kernels
   bool dirty = false;
 };
 
@@ -140,7 +139,6 @@ class Simulation {
   void arrive(OpId id);
   bool sms_free_for_comm(const GpuState& gpu, const std::vector<OpId>& ahead) const;
   void kernel_left_gpu(OpId id);
-  void settle_arrivals(int rank);
   void join_collective(OpId id);
   void begin_flows(int c);
   void finish_flow(int f);

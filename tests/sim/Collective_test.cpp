@@ -165,26 +165,6 @@ TEST(Collective, KernelsLaunchedAfterTheCommKernelQueueBehindIt) {
   EXPECT_EQ(r.ops[static_cast<std::size_t>(b0)].end, 172591);
 }
 
-TEST(Collective, AKernelStartingAsTheCommKernelBecomesReadyWinsTheSms) {
-  // The member waits (cross-stream) for A, which ends at 50000 just as B, queued behind A on the
-  // compute stream, starts there and fills the GPU. B wins the race, so the comm kernel starts at B's
-  // end: 150000 + 1000 latency + 70000 = 221000. B is not slowed.
-  Program p(8, false);
-  CollectiveSpec spec = balanced_a2a(8, 1e6);
-  const int c = p.add_collective(spec);
-  OpId b0 = NO_OP, m0 = NO_OP;
-  for (int r = 0; r < 8; ++r) {
-    p.set_streams(r, {"compute", "comm"});
-    OpId a = p.add_kernel(r, 0, "a", "x", compute(50000), 0);
-    OpId b = p.add_kernel(r, 0, "b", "x", compute(100000), 0);
-    OpId m = p.add_collective_member(c, r, 1, "comm", 0, {a});
-    if (r == 0) b0 = b, m0 = m;
-  }
-  auto r = run(test_platform(1, 100, 1000, GpuResources{132, 33, 1.1, 1.0}), p);
-  EXPECT_EQ(r.ops[static_cast<std::size_t>(b0)].end, 150000);
-  EXPECT_EQ(r.ops[static_cast<std::size_t>(m0)].end, 221000);
-}
-
 TEST(Collective, CopyEngineCollectiveIsNotSlowedByCompute) {
   // The same contention settings, but a copy-engine all-to-all: it holds no SMs and its bandwidth does
   // not drop while compute runs, so both sides keep their alone times (71000 and 100000).
