@@ -79,6 +79,12 @@ sim::KernelWork kernel_work(const hw::HwProfile& hw, const models::KernelCost& c
   return w;
 }
 
+namespace {
+double blas_launch_ns(const hw::HwProfile& hw) {
+  return hw.gpu.blas_call_overhead_s > 0 ? hw.gpu.blas_call_overhead_s * 1e9 : launch_ns(hw);
+}
+}  // namespace
+
 std::vector<KernelPiece> unfused_attention_pieces(const hw::HwProfile& hw, const models::KernelCost& cost,
                                                   models::DType dtype, std::int64_t head_sequences) {
   const sim::KernelWork whole = kernel_work(hw, cost, dtype, hw::AttentionImpl::UNFUSED);
@@ -97,10 +103,9 @@ std::vector<KernelPiece> unfused_attention_pieces(const hw::HwProfile& hw, const
   const auto chunks = static_cast<double>(heads / chunk);
   const double gemm_rate = hw.achieved_gemm_flops(dt, cost.attn_seq, cost.attn_seq, cost.attn_head_dim);
   const double total = whole.compute_ns;
+  // At most half the time goes to the two GEMMs, so the softmax pass always keeps the larger share.
   const double gemm_ns = gemm_rate > 0 ? std::min(0.5 * total, 2.0 * cost.flops / gemm_rate * 1e9) : 0.0;
-  models::KernelCost gemm_call;
-  gemm_call.kind = models::KernelClass::GEMM;
-  const double blas = launch_ns(hw, gemm_call);
+  const double blas = blas_launch_ns(hw);
   std::vector<KernelPiece> pieces;
   for (std::int64_t i = 0; i < heads / chunk; ++i) {
     for (const char* part : {"qk", "softmax", "pv"}) {
@@ -138,7 +143,7 @@ double copy_launch_ns(const hw::HwProfile& hw) {
 
 double launch_ns(const hw::HwProfile& hw, const models::KernelCost& cost) {
   const bool blas = cost.kind == models::KernelClass::GEMM || cost.kind == models::KernelClass::GROUPED_GEMM;
-  return blas && hw.gpu.blas_call_overhead_s > 0 ? hw.gpu.blas_call_overhead_s * 1e9 : launch_ns(hw);
+  return blas ? blas_launch_ns(hw) : launch_ns(hw);
 }
 
 sim::Platform make_platform(const hw::HwProfile& hw, int nodes) {

@@ -238,7 +238,6 @@ void Simulation::try_start(OpId id) {
 void Simulation::start_kernel(OpId id) {
   const Op& op = ops_[static_cast<std::size_t>(id)];
   auto& gpu = gpus_[static_cast<std::size_t>(op.rank)];
-  ++gpu.compute_running;
   gpu.running.push_back(id);
   network_dirty_ = network_dirty_ || !active_flows_.empty();
   if (op.work.fixed_ns > 0) {
@@ -293,7 +292,6 @@ bool Simulation::sms_free_for_comm(const GpuState& gpu, const std::vector<OpId>&
 
 void Simulation::kernel_left_gpu(OpId id) {
   auto& gpu = gpus_[static_cast<std::size_t>(ops_[static_cast<std::size_t>(id)].rank)];
-  --gpu.compute_running;
   std::erase(gpu.running, id);
   gpu.dirty = true;
   network_dirty_ = network_dirty_ || !active_flows_.empty();

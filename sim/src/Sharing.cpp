@@ -82,7 +82,7 @@ void Simulation::recompute_network() {
     const bool needs_sms = spec.transport == Transport::SM_KERNEL;
     for (int direction = 0; direction < 2; ++direction) {
       for (int r : spec.group) {
-        bool computing = gpus_[static_cast<std::size_t>(gpu_of(r))].compute_running > 0;
+        bool computing = !gpus_[static_cast<std::size_t>(gpu_of(r))].running.empty();
         capacity.push_back(computing && needs_sms ? port / platform_.gpu.comm_slowdown_with_compute : port);
       }
     }

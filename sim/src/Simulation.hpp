@@ -108,7 +108,6 @@ struct GpuState {
   std::vector<AwaitingSms> awaiting_sms;
   int comm_kernels = 0;      ///< SM-driven collective members holding SMs
   int copy_collectives = 0;  ///< copy-engine collective members in flight (no SMs, but HBM traffic)
-  int compute_running = 0;   ///< kernels started and not finished
   int pool_sms = 0;          ///< SMs held by running persistent kernels
   bool dirty = false;
 };

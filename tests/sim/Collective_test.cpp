@@ -18,8 +18,8 @@ CollectiveSpec balanced_a2a(int n, double pair_bytes, int first_rank = 0) {
   return s;
 }
 
-/** Every rank of `n`: optional compute kernel on stream 0, then its member of `spec` on stream 1. */
-std::vector<OpId> add_everywhere(Program& p, const CollectiveSpec& spec, double compute_ns = 0,
+/** Every rank of `n`: optional compute kernel `work` on stream 0, then its member of `spec` on stream 1. */
+std::vector<OpId> add_everywhere(Program& p, const CollectiveSpec& spec, const KernelWork& work,
                                  double straggler_ns = 0) {
   int c = p.add_collective(spec);
   std::vector<OpId> members;
@@ -28,10 +28,15 @@ std::vector<OpId> add_everywhere(Program& p, const CollectiveSpec& spec, double 
     p.set_streams(r, {"compute", "comm"});
     std::vector<OpId> deps;
     if (r == 3 && straggler_ns > 0) deps.push_back(p.add_kernel(r, 0, "late", "x", compute(straggler_ns), 0));
-    if (compute_ns > 0) p.add_kernel(r, 0, "gemm", "x", compute(compute_ns), 0);
+    if (work.compute_ns > 0 || work.memory_ns > 0) p.add_kernel(r, 0, "gemm", "x", work, 0);
     members.push_back(p.add_collective_member(c, r, 1, "comm", 0, deps));
   }
   return members;
+}
+
+std::vector<OpId> add_everywhere(Program& p, const CollectiveSpec& spec, double compute_ns = 0,
+                                 double straggler_ns = 0) {
+  return add_everywhere(p, spec, compute(compute_ns), straggler_ns);
 }
 
 }  // namespace
@@ -115,20 +120,12 @@ TEST(Collective, ContentionSlowsBothSides) {
   // Compute (100000 ns alone) keeps its 66 SMs and slows 1.1x while comm runs: by 88500 it has done
   // 88500/1.1 = 80454.55 ns of work; 19545.45 left alone → ends 108045.45 → 108046 ns.
   Program p(8, false);
-  CollectiveSpec spec = balanced_a2a(8, 1e6);
-  const int c = p.add_collective(spec);
-  OpId gemm = NO_OP, member = NO_OP;
-  for (int r = 0; r < 8; ++r) {
-    p.set_streams(r, {"compute", "comm"});
-    KernelWork half = compute(100000);
-    half.sm_fraction = 0.5;
-    OpId k = p.add_kernel(r, 0, "gemm", "x", half, 0);
-    OpId m = p.add_collective_member(c, r, 1, "comm", 0, {});
-    if (r == 0) gemm = k, member = m;
-  }
+  KernelWork half = compute(100000);
+  half.sm_fraction = 0.5;
+  auto m = add_everywhere(p, balanced_a2a(8, 1e6), half);
   auto r = run(test_platform(1, 100, 1000, GpuResources{132, 33, 1.1, 1.25}), p);
-  EXPECT_EQ(r.ops[static_cast<std::size_t>(member)].end, 88500);
-  EXPECT_EQ(r.ops[static_cast<std::size_t>(gemm)].end, 108046);
+  EXPECT_EQ(r.ops[static_cast<std::size_t>(m[0])].end, 88500);
+  EXPECT_EQ(r.ops[0].end, 108046);  // rank 0's gemm is op 0
 }
 
 TEST(Collective, CommKernelStartsAtTheBoundaryOfAKernelThatFillsTheGpu) {
