@@ -1,9 +1,12 @@
-// contention_bench: how much a GEMM and a communication slow each other down when they run at
-// once on the same GPUs — the simulator's compute-slowdown-under-communication factors.
+// contention_bench: how much compute and communication slow each other down when they run at
+// once on the same GPUs — the simulator's contention factors.
 //
-// On every GPU: stream A runs --gemm_iters GEMMs (Y = X·Wᵀ, --gemm M,N,K, bf16), stream B runs
-// collectives over all GPUs (NCCL all_reduce or all_to_all, --bytes per rank) or a copy-engine
-// transfer (cudaMemcpyPeerAsync to the next GPU; a device-to-device copy with one GPU).
+// On every GPU: stream A runs a compute kernel back to back (--compute, each in turn):
+//   gemm     Y = X·Wᵀ, --gemm M,N,K, bf16 (SM-bound: what the comm kernel's SMs cost)
+//   add      y = a + b over --mem_mib MiB operands, bf16 (HBM-bound: what the comm traffic costs)
+//   softmax  the layer runner's causal softmax over fp32 scores of --mem_mib MiB, 4096 keys per row
+// and stream B runs collectives over all GPUs (NCCL all_reduce or all_to_all of --sizes_mib per rank)
+// or a copy-engine transfer (cudaMemcpyPeerAsync to the next GPU; a device-to-device copy with one GPU).
 //
 //   alone  each stream by itself, event-timed per operation
 //   both   both streams together: B is sized to span A; only operations that start and end
@@ -18,11 +21,28 @@
 #include <memory>
 
 #include "BenchRunner.hpp"
+#include "LayerKernels.hpp"
 #include "LtMatmul.hpp"
 #include "moesim/kernels/SizeSweep.hpp"
 
 namespace moesim::kernels {
 namespace {
+
+enum class Compute { GEMM, ADD, SOFTMAX };
+
+const char* compute_name(Compute kind) {
+  switch (kind) {
+    case Compute::GEMM:
+      return "gemm";
+    case Compute::ADD:
+      return "add";
+    case Compute::SOFTMAX:
+      return "softmax";
+  }
+  return "?";
+}
+
+constexpr std::int64_t kSoftmaxKeys = 4096;  // the runner's rows at sequence length 4096
 
 struct GpuState {
   int device = 0;
@@ -30,17 +50,19 @@ struct GpuState {
   std::unique_ptr<LtHandle> handle;
   std::unique_ptr<LtMatmul> gemm;
   DeviceBuffer x, w, y, workspace, send, recv;
+  DeviceBuffer mem_in,
+      mem_out;  // add: a, b in mem_in, y in mem_out; softmax: fp32 scores, bf16 probabilities
 };
 
 struct Times {
-  std::vector<double> gemm_us, comm_us;
+  std::vector<double> compute_us, comm_us;
 };
 
 class ContentionBench {
  public:
   ContentionBench(BenchSession& session, std::int64_t m, std::int64_t n, std::int64_t k,
-                  std::uint64_t max_bytes, bool comm_priority)
-      : session_(session), comm_priority_(comm_priority) {
+                  std::uint64_t mem_bytes, std::uint64_t max_bytes, bool comm_priority)
+      : session_(session), comm_priority_(comm_priority), mem_bytes_(mem_bytes) {
     shape_.m = m;
     shape_.n = n;
     shape_.k = k;
@@ -61,6 +83,8 @@ class ContentionBench {
       g.workspace = DeviceBuffer(device, LtMatmul::kWorkspaceBytes);
       g.send = DeviceBuffer(device, max_bytes);
       g.recv = DeviceBuffer(device, max_bytes);
+      g.mem_in = DeviceBuffer(device, 2 * mem_bytes_);
+      g.mem_out = DeviceBuffer(device, mem_bytes_);
       const auto seed =
           static_cast<std::uint64_t>(session.options().seed) + static_cast<std::uint64_t>(device);
       fill_random(g.x.get(), DataType::BF16, static_cast<std::size_t>(shape_.a_elements()), seed, 1.0f,
@@ -83,15 +107,17 @@ class ContentionBench {
         (void)cudaGetLastError();
       }
     }
-    std::vector<TextColumn> columns{{"comm", "", 10},     {"size", "B", 10},      {"ctas", "", 4},
-                                    {"gemm", "us", 9},    {"gemm+c", "us", 9},    {"slow", "x", 6},
-                                    {"comm", "us", 9},    {"comm+g", "us", 9},    {"slow", "x", 6},
-                                    {"busbw", "GB/s", 7}, {"busbw+g", "GB/s", 7}, {"kept", "g/c", 7}};
+    std::vector<TextColumn> columns{{"compute", "", 7}, {"comm", "", 10},     {"size", "B", 10},
+                                    {"ctas", "", 4},    {"kernel", "us", 9},  {"kernel+c", "us", 9},
+                                    {"slow", "x", 6},   {"comm", "us", 9},    {"comm+k", "us", 9},
+                                    {"slow", "x", 6},   {"busbw", "GB/s", 7}, {"busbw+k", "GB/s", 7},
+                                    {"hbm", "GB/s", 7}, {"kept", "k/c", 7}};
     for (const TextColumn& column : check_columns()) columns.push_back(column);
     session.log().start_table(TextTable(columns));
-    session.log().comment(
-        "gemm " + std::to_string(m) + "x" + std::to_string(n) + "x" + std::to_string(k) +
-        " bf16 on every GPU; times are per operation, p50; slow = p50 together / p50 alone");
+    session.log().comment("gemm " + std::to_string(m) + "x" + std::to_string(n) + "x" + std::to_string(k) +
+                          " bf16; add and softmax over " + format_bytes(mem_bytes_) +
+                          " operands; times are per operation, p50; slow = p50 together / p50 alone; "
+                          "hbm = the compute kernel's HBM bytes per second alone (add, softmax)");
   }
 
   ~ContentionBench() {
@@ -102,22 +128,116 @@ class ContentionBench {
     }
   }
 
-  /** @brief GEMM alone, once: the denominator of every GEMM slowdown. */
-  void measure_gemm_alone() { gemm_alone_ = run_window("", 0, session_.options().iters, 0).gemm_us; }
+  /** @brief The compute kernel alone, once per kind: the denominator of every compute slowdown. */
+  void measure_compute_alone(Compute kind) {
+    kind_ = kind;
+    for (GpuState& g : gpus_) {
+      CUDA_CHECK(cudaSetDevice(g.device));
+      const auto seed = static_cast<std::uint64_t>(session_.options().seed) + 300;
+      if (kind == Compute::ADD)
+        fill_random(g.mem_in.get(), DataType::BF16, mem_bytes_, seed, 1.0f, g.compute);
+      if (kind == Compute::SOFTMAX)
+        fill_random(g.mem_in.get(), DataType::FP32, mem_bytes_ / 4, seed, 4.0f, g.compute);
+      CUDA_CHECK(cudaStreamSynchronize(g.compute));
+    }
+    compute_alone_ = run_window("", 0, session_.options().iters, 0).compute_us;
+  }
 
   void scenario(const std::string& comm, std::uint64_t bytes, std::int64_t ctas) {
     if (comm != "ce_copy") create_comms(ctas);
     const std::int64_t iters = session_.options().iters;
     const Times alone = run_window(comm, bytes, 0, iters);
-    const double gemm_p50 = percentile(gemm_alone_, 50);
+    const double compute_p50 = percentile(compute_alone_, 50);
     const double comm_p50 = percentile(alone.comm_us, 50);
+    // Short memory kernels run as many times as it takes to span `iters` collectives.
+    const auto compute_iters = std::max(
+        iters, static_cast<std::int64_t>(std::ceil(comm_p50 * static_cast<double>(iters) / compute_p50)));
     const auto comm_iters =
-        static_cast<std::int64_t>(std::ceil(gemm_p50 * static_cast<double>(iters) / comm_p50)) + 2;
-    const Times both = run_window(comm, bytes, iters, std::max<std::int64_t>(comm_iters, 3));
+        static_cast<std::int64_t>(std::ceil(compute_p50 * static_cast<double>(compute_iters) / comm_p50)) + 2;
+    const Times both = run_window(comm, bytes, compute_iters, std::max<std::int64_t>(comm_iters, 3));
     report(comm, bytes, ctas, alone, both);
   }
 
  private:
+  /** @brief HBM bytes one compute kernel moves (0 for the GEMM, which is not HBM-bound). */
+  double compute_hbm_bytes() const {
+    const auto bytes = static_cast<double>(mem_bytes_);
+    switch (kind_) {
+      case Compute::GEMM:
+        return 0;
+      case Compute::ADD:
+        return 3 * bytes;  // read a and b, write y, all bf16
+      case Compute::SOFTMAX:
+        return bytes / 2 + bytes / 2;  // causal: each row reads half its fp32 keys on average; writes bf16
+    }
+    return 0;
+  }
+
+  void run_compute(GpuState& g) {
+    switch (kind_) {
+      case Compute::GEMM:
+        g.gemm->run(g.x.get(), g.w.get(), g.y.get(), g.workspace.get(), g.compute);
+        return;
+      case Compute::ADD: {
+        const std::size_t count = mem_bytes_ / 2;
+        const auto* a = static_cast<const bf16_t*>(g.mem_in.get());
+        launch_add(a, a + count, static_cast<bf16_t*>(g.mem_out.get()), count, 1.0f, g.compute);
+        return;
+      }
+      case Compute::SOFTMAX: {
+        const auto rows = static_cast<std::int64_t>(mem_bytes_ / 4 / kSoftmaxKeys);
+        launch_causal_softmax(static_cast<const float*>(g.mem_in.get()),
+                              static_cast<bf16_t*>(g.mem_out.get()), rows, kSoftmaxKeys, g.compute);
+        return;
+      }
+    }
+  }
+
+  // Checks the last compute kernel's output on the first GPU: sampled GEMM outputs, a window of the
+  // add, whole softmax rows against the host.
+  ErrorTally verify_compute(std::uint64_t salt) {
+    const GpuState& g = gpus_.front();
+    CUDA_CHECK(cudaSetDevice(g.device));
+    CUDA_CHECK(cudaStreamSynchronize(g.compute));
+    if (kind_ == Compute::GEMM)
+      return verify_matmul_samples(shape_, g.x.get(), g.w.get(), g.y.get(), 128, salt, 1e-2, g.compute);
+    ErrorTally tally(1e-2);
+    if (kind_ == Compute::ADD) {
+      const std::size_t count = mem_bytes_ / 2, window = 4096, at = count / 2;
+      std::vector<bf16_t> a(window), b(window), y(window);
+      const auto* in = static_cast<const bf16_t*>(g.mem_in.get());
+      CUDA_CHECK(cudaMemcpy(a.data(), in + at, window * sizeof(bf16_t), cudaMemcpyDeviceToHost));
+      CUDA_CHECK(cudaMemcpy(b.data(), in + count + at, window * sizeof(bf16_t), cudaMemcpyDeviceToHost));
+      CUDA_CHECK(cudaMemcpy(y.data(), static_cast<const bf16_t*>(g.mem_out.get()) + at,
+                            window * sizeof(bf16_t), cudaMemcpyDeviceToHost));
+      for (std::size_t i = 0; i < window; ++i)
+        tally.add(bf16_to_float(y[i]), bf16_to_float(a[i]) + bf16_to_float(b[i]), 1.0);
+      return tally;
+    }
+    const auto rows = static_cast<std::int64_t>(mem_bytes_ / 4 / kSoftmaxKeys);
+    std::vector<float> scores(kSoftmaxKeys);
+    std::vector<bf16_t> probabilities(kSoftmaxKeys);
+    for (std::int64_t row : {std::int64_t{0}, std::int64_t{1}, kSoftmaxKeys - 1, rows - 1, rows / 2 + 17}) {
+      const auto offset = static_cast<std::size_t>(row * kSoftmaxKeys);
+      CUDA_CHECK(cudaMemcpy(scores.data(), static_cast<const float*>(g.mem_in.get()) + offset,
+                            kSoftmaxKeys * sizeof(float), cudaMemcpyDeviceToHost));
+      CUDA_CHECK(cudaMemcpy(probabilities.data(), static_cast<const bf16_t*>(g.mem_out.get()) + offset,
+                            kSoftmaxKeys * sizeof(bf16_t), cudaMemcpyDeviceToHost));
+      const auto last = static_cast<std::size_t>(row % kSoftmaxKeys);
+      const float top =
+          *std::max_element(scores.begin(), scores.begin() + static_cast<std::ptrdiff_t>(last) + 1);
+      double sum = 0;
+      for (std::size_t j = 0; j <= last; ++j) sum += std::exp(static_cast<double>(scores[j] - top));
+      // Errors relative to the row's largest probability: bf16 keeps about 3 significant digits.
+      const double largest = 1.0 / sum;
+      for (std::size_t j = 0; j < static_cast<std::size_t>(kSoftmaxKeys); ++j) {
+        const double expected = j <= last ? std::exp(static_cast<double>(scores[j] - top)) / sum : 0.0;
+        tally.add(bf16_to_float(probabilities[j]), expected, largest);
+      }
+    }
+    return tally;
+  }
+
   void create_comms(std::int64_t ctas) {
     if (comms_ready_ && ctas == comm_ctas_) return;
     destroy_comms();
@@ -173,49 +293,59 @@ class ContentionBench {
     NCCL_CHECK(ncclGroupEnd());
   }
 
-  // Runs gemm_iters GEMMs and comm_iters communications (either may be 0) from a common start
-  // per GPU; keeps the operations inside the window where every running stream is busy.
-  Times run_window(const std::string& comm, std::uint64_t bytes, std::int64_t gemm_iters,
+  // Runs compute_iters compute kernels and comm_iters communications (either may be 0) from a common
+  // start per GPU; keeps the operations inside the window where every running stream is busy.
+  Times run_window(const std::string& comm, std::uint64_t bytes, std::int64_t compute_iters,
                    std::int64_t comm_iters) {
     const std::int64_t warmup = session_.options().warmup_iters;
     for (std::int64_t i = 0; i < warmup; ++i) {
       for (GpuState& g : gpus_) {
         CUDA_CHECK(cudaSetDevice(g.device));
-        if (gemm_iters > 0) g.gemm->run(g.x.get(), g.w.get(), g.y.get(), g.workspace.get(), g.compute);
+        if (compute_iters > 0) run_compute(g);
       }
       if (comm_iters > 0) enqueue_comm(comm, bytes);
     }
-    std::vector<std::unique_ptr<EventTimeline>> gemm_events, comm_events;
+    std::vector<std::unique_ptr<EventTimeline>> compute_events, comm_events;
     std::vector<cudaEvent_t> bases;
     for (GpuState& g : gpus_) {
       CUDA_CHECK(cudaSetDevice(g.device));
       CUDA_CHECK(cudaStreamSynchronize(g.compute));
       CUDA_CHECK(cudaStreamSynchronize(g.comm));
-      gemm_events.push_back(std::make_unique<EventTimeline>(g.device, static_cast<std::size_t>(gemm_iters)));
+      compute_events.push_back(
+          std::make_unique<EventTimeline>(g.device, static_cast<std::size_t>(compute_iters)));
       comm_events.push_back(std::make_unique<EventTimeline>(g.device, static_cast<std::size_t>(comm_iters)));
       cudaEvent_t base = nullptr;
       CUDA_CHECK(cudaEventCreate(&base));
       CUDA_CHECK(cudaEventRecord(base, g.compute));
       CUDA_CHECK(cudaStreamWaitEvent(g.comm, base, 0));
-      gemm_events.back()->record_base(g.compute);
+      compute_events.back()->record_base(g.compute);
       comm_events.back()->record_base(g.compute);
       bases.push_back(base);
     }
-    const std::int64_t steps = std::max(gemm_iters, comm_iters);
+    // Interleaves the enqueues in proportion, so neither stream starts with a long head start.
+    const std::int64_t steps = std::max(compute_iters, comm_iters);
+    std::int64_t computes_done = 0, comms_done = 0;
     for (std::int64_t i = 0; i < steps; ++i) {
-      for (std::size_t r = 0; r < gpus_.size(); ++r) {
-        GpuState& g = gpus_[r];
-        CUDA_CHECK(cudaSetDevice(g.device));
-        if (i < gemm_iters) {
-          gemm_events[r]->record_start(static_cast<std::size_t>(i), g.compute);
-          g.gemm->run(g.x.get(), g.w.get(), g.y.get(), g.workspace.get(), g.compute);
-          gemm_events[r]->record_end(static_cast<std::size_t>(i), g.compute);
+      const std::int64_t computes_due = compute_iters * (i + 1) / steps;
+      const std::int64_t comms_due = comm_iters * (i + 1) / steps;
+      for (; computes_done < computes_due; ++computes_done) {
+        for (std::size_t r = 0; r < gpus_.size(); ++r) {
+          GpuState& g = gpus_[r];
+          CUDA_CHECK(cudaSetDevice(g.device));
+          compute_events[r]->record_start(static_cast<std::size_t>(computes_done), g.compute);
+          run_compute(g);
+          compute_events[r]->record_end(static_cast<std::size_t>(computes_done), g.compute);
         }
-        if (i < comm_iters) comm_events[r]->record_start(static_cast<std::size_t>(i), g.comm);
       }
-      if (i < comm_iters) enqueue_comm(comm, bytes);
-      for (std::size_t r = 0; r < gpus_.size() && i < comm_iters; ++r) {
-        comm_events[r]->record_end(static_cast<std::size_t>(i), gpus_[r].comm);
+      for (; comms_done < comms_due; ++comms_done) {
+        for (std::size_t r = 0; r < gpus_.size(); ++r) {
+          CUDA_CHECK(cudaSetDevice(gpus_[r].device));
+          comm_events[r]->record_start(static_cast<std::size_t>(comms_done), gpus_[r].comm);
+        }
+        enqueue_comm(comm, bytes);
+        for (std::size_t r = 0; r < gpus_.size(); ++r) {
+          comm_events[r]->record_end(static_cast<std::size_t>(comms_done), gpus_[r].comm);
+        }
       }
     }
     Times times;
@@ -224,26 +354,24 @@ class ContentionBench {
       CUDA_CHECK(cudaStreamSynchronize(gpus_[r].compute));
       CUDA_CHECK(cudaStreamSynchronize(gpus_[r].comm));
       double lo = 0, hi = 1e30;
-      if (gemm_iters > 0 && comm_iters > 0) {
-        lo = std::max(gemm_events[r]->start_ms(0), comm_events[r]->start_ms(0));
-        hi = std::min(gemm_events[r]->end_ms(static_cast<std::size_t>(gemm_iters - 1)),
+      if (compute_iters > 0 && comm_iters > 0) {
+        lo = std::max(compute_events[r]->start_ms(0), comm_events[r]->start_ms(0));
+        hi = std::min(compute_events[r]->end_ms(static_cast<std::size_t>(compute_iters - 1)),
                       comm_events[r]->end_ms(static_cast<std::size_t>(comm_iters - 1)));
       }
-      for (std::int64_t i = 0; i < gemm_iters; ++i) {
-        const auto at = static_cast<std::size_t>(i);
-        if (gemm_events[r]->start_ms(at) >= lo && gemm_events[r]->end_ms(at) <= hi) {
-          times.gemm_us.push_back(gemm_events[r]->elapsed_ms(at) * 1e3);
-        }
-      }
-      for (std::int64_t i = 0; i < comm_iters; ++i) {
-        const auto at = static_cast<std::size_t>(i);
-        if (comm_events[r]->start_ms(at) >= lo && comm_events[r]->end_ms(at) <= hi) {
-          times.comm_us.push_back(comm_events[r]->elapsed_ms(at) * 1e3);
-        }
-      }
+      keep_inside(*compute_events[r], compute_iters, lo, hi, times.compute_us);
+      keep_inside(*comm_events[r], comm_iters, lo, hi, times.comm_us);
       CUDA_CHECK(cudaEventDestroy(bases[r]));
     }
     return times;
+  }
+
+  static void keep_inside(const EventTimeline& events, std::int64_t count, double lo, double hi,
+                          std::vector<double>& out) {
+    for (std::int64_t i = 0; i < count; ++i) {
+      const auto at = static_cast<std::size_t>(i);
+      if (events.start_ms(at) >= lo && events.end_ms(at) <= hi) out.push_back(events.elapsed_ms(at) * 1e3);
+    }
   }
 
   void report(const std::string& comm, std::uint64_t bytes, std::int64_t ctas, const Times& alone,
@@ -252,59 +380,70 @@ class ContentionBench {
     const double bus_factor =
         comm == "all_reduce" ? 2 * (n - 1) / n : (comm == "all_to_all" ? (n - 1) / n : 1.0);
     auto p50 = [](const std::vector<double>& v) { return v.empty() ? NAN : percentile(v, 50); };
-    const double gemm_alone = p50(gemm_alone_), gemm_both = p50(both.gemm_us);
+    const double compute_alone = p50(compute_alone_), compute_both = p50(both.compute_us);
     const double comm_alone = p50(alone.comm_us), comm_both = p50(both.comm_us);
     const double bus_alone = gigabytes_per_second(static_cast<double>(bytes), comm_alone * 1e-6) * bus_factor;
     const double bus_both = gigabytes_per_second(static_cast<double>(bytes), comm_both * 1e-6) * bus_factor;
-    const GpuState& g = gpus_.front();
-    CUDA_CHECK(cudaSetDevice(g.device));
-    const ErrorTally tally = verify_matmul_samples(shape_, g.x.get(), g.w.get(), g.y.get(), 128,
-                                                   static_cast<std::uint64_t>(bytes + ctas), 1e-2, g.compute);
+    const double hbm_GBps = gigabytes_per_second(compute_hbm_bytes(), compute_alone * 1e-6);
+    const bool gemm = kind_ == Compute::GEMM;
+    const ErrorTally tally = verify_compute(static_cast<std::uint64_t>(bytes + ctas));
     session_.record_verification(tally);
     const std::string ctas_text = comm == "ce_copy" ? "CE" : (ctas == 0 ? "def" : std::to_string(ctas));
     std::vector<std::string> cells{
+        compute_name(kind_),
         comm,
         format_bytes(bytes),
         ctas_text,
-        format_fixed(gemm_alone, 1),
-        format_fixed(gemm_both, 1),
-        format_fixed(gemm_both / gemm_alone, 3),
+        format_fixed(compute_alone, 1),
+        format_fixed(compute_both, 1),
+        format_fixed(compute_both / compute_alone, 3),
         format_fixed(comm_alone, 1),
         format_fixed(comm_both, 1),
         format_fixed(comm_both / comm_alone, 3),
         format_fixed(bus_alone, 1),
         format_fixed(bus_both, 1),
-        std::to_string(both.gemm_us.size()) + "/" + std::to_string(both.comm_us.size())};
+        gemm ? "-" : format_fixed(hbm_GBps, 0),
+        std::to_string(both.compute_us.size()) + "/" + std::to_string(both.comm_us.size())};
     for (const std::string& cell : check_cells(tally, true)) cells.push_back(cell);
     JsonValue record = JsonValue::object();
+    record.set("compute", compute_name(kind_));
     record.set("comm", comm);
     record.set("bytes", static_cast<unsigned long long>(bytes));
     record.set("nccl_max_ctas", comm == "ce_copy" ? JsonValue() : JsonValue(static_cast<long long>(ctas)));
     record.set("ranks", static_cast<long long>(gpus_.size()));
     record.set("comm_stream_priority", comm_priority_ ? "highest" : "default");
-    record.set("gemm_m", static_cast<long long>(shape_.m));
-    record.set("gemm_n", static_cast<long long>(shape_.n));
-    record.set("gemm_k", static_cast<long long>(shape_.k));
-    record.set("gemm_alone_us", time_json(summarize(gemm_alone_)));
-    if (!both.gemm_us.empty()) record.set("gemm_with_comm_us", time_json(summarize(both.gemm_us)));
-    record.set("gemm_slowdown", gemm_both / gemm_alone);
+    // The GEMM keeps its gemm_* names (older result files and moesim calibrate read them).
+    const std::string prefix = gemm ? "gemm" : "compute";
+    if (gemm) {
+      record.set("gemm_m", static_cast<long long>(shape_.m));
+      record.set("gemm_n", static_cast<long long>(shape_.n));
+      record.set("gemm_k", static_cast<long long>(shape_.k));
+    } else {
+      record.set("compute_hbm_bytes", compute_hbm_bytes());
+      record.set("compute_hbm_GBps_alone", hbm_GBps);
+    }
+    record.set(prefix + "_alone_us", time_json(summarize(compute_alone_)));
+    if (!both.compute_us.empty()) record.set(prefix + "_with_comm_us", time_json(summarize(both.compute_us)));
+    record.set(prefix + "_slowdown", compute_both / compute_alone);
     record.set("comm_alone_us", time_json(summarize(alone.comm_us)));
-    if (!both.comm_us.empty()) record.set("comm_with_gemm_us", time_json(summarize(both.comm_us)));
+    if (!both.comm_us.empty()) record.set("comm_with_" + prefix + "_us", time_json(summarize(both.comm_us)));
     record.set("comm_slowdown", comm_both / comm_alone);
     record.set("busbw_alone_GBps", bus_alone);
-    record.set("busbw_with_gemm_GBps", bus_both);
+    record.set("busbw_with_" + prefix + "_GBps", bus_both);
     record.set("check", check_json(tally, true));
     session_.log().add_row(cells, record);
   }
 
   BenchSession& session_;
   bool comm_priority_;
+  std::uint64_t mem_bytes_;
   MatmulShape shape_;
+  Compute kind_ = Compute::GEMM;
   std::vector<GpuState> gpus_;
   std::vector<ncclComm_t> comms_;
   bool comms_ready_ = false;
   std::int64_t comm_ctas_ = -1;
-  std::vector<double> gemm_alone_;
+  std::vector<double> compute_alone_;
 };
 
 }  // namespace
@@ -313,38 +452,47 @@ class ContentionBench {
 int main(int argc, char** argv) {
   using namespace moesim::kernels;
   BenchSession session("contention",
-                       "GEMM slowdown under concurrent NCCL / copy-engine traffic and vice versa");
+                       "compute slowdown under concurrent NCCL / copy-engine traffic and vice versa");
   std::vector<std::int64_t> gemm{16384, 4096, 7168};
   std::vector<std::int64_t> sizes_mib{64, 512};
   std::vector<std::int64_t> ctas{0, 8, 2};
+  std::int64_t mem_mib = 256;
   std::string comms = "all_reduce,all_to_all,ce_copy";
+  std::string computes = "gemm,add,softmax";
   bool comm_priority = false;
   ArgParser& parser = session.parser();
   parser.add_flag("comm_priority", 0, &comm_priority, "communication stream at the highest priority");
   parser.add_int_list("gemm", 0, &gemm, "GEMM M,N,K (default: DeepSeek-V3 expert up-projection, 16K tokens)");
+  parser.add_int("mem_mib", 0, &mem_mib, "operand size of the add and softmax kernels, MiB");
   parser.add_int_list("sizes_mib", 0, &sizes_mib, "communication bytes per rank, MiB");
   parser.add_int_list("ctas", 0, &ctas, "NCCL maxCTAs values (0: NCCL default)");
   parser.add_string("comms", 0, &comms, "all_reduce,all_to_all,ce_copy");
+  parser.add_string("compute", 0, &computes, "gemm,add,softmax");
   return bench_main(argc, argv, session, [&](BenchSession& s) {
     if (gemm.size() != 3) throw ArgError("--gemm needs M,N,K");
+    if (mem_mib < 1) throw ArgError("--mem_mib must be at least 1");
     s.open({{"cuBLASLt", blaslt_version()}, {"NCCL", nccl_version_text()}});
     const std::uint64_t max_bytes =
         static_cast<std::uint64_t>(*std::max_element(sizes_mib.begin(), sizes_mib.end())) << 20;
-    ContentionBench bench(s, gemm[0], gemm[1], gemm[2], max_bytes, comm_priority);
-    bench.measure_gemm_alone();
-    for (const std::string comm : {"all_reduce", "all_to_all", "ce_copy"}) {
-      if (comms.find(comm) == std::string::npos) continue;
-      if (comm != "ce_copy" && s.devices().size() < 2) {
-        s.log().comment(comm + " needs -g 2 or more: skipped");
-        continue;
-      }
-      for (std::int64_t mib : sizes_mib) {
-        const auto bytes = static_cast<std::uint64_t>(mib) << 20;
-        if (comm == "ce_copy") {
-          bench.scenario(comm, bytes, 0);
+    ContentionBench bench(s, gemm[0], gemm[1], gemm[2], static_cast<std::uint64_t>(mem_mib) << 20, max_bytes,
+                          comm_priority);
+    for (Compute kind : {Compute::GEMM, Compute::ADD, Compute::SOFTMAX}) {
+      if (computes.find(compute_name(kind)) == std::string::npos) continue;
+      bench.measure_compute_alone(kind);
+      for (const std::string comm : {"all_reduce", "all_to_all", "ce_copy"}) {
+        if (comms.find(comm) == std::string::npos) continue;
+        if (comm != "ce_copy" && s.devices().size() < 2) {
+          s.log().comment(comm + " needs -g 2 or more: skipped");
           continue;
         }
-        for (std::int64_t c : ctas) bench.scenario(comm, bytes, c);
+        for (std::int64_t mib : sizes_mib) {
+          const auto bytes = static_cast<std::uint64_t>(mib) << 20;
+          if (comm == "ce_copy") {
+            bench.scenario(comm, bytes, 0);
+            continue;
+          }
+          for (std::int64_t c : ctas) bench.scenario(comm, bytes, c);
+        }
       }
     }
   });
