@@ -158,13 +158,21 @@ void read_contention(const JsonAt& r, const std::string& file, BenchResults& out
     c.ctas = static_cast<int>(r.integer("nccl_max_ctas"));
   c.ranks = static_cast<int>(r.integer("ranks"));
   c.high_priority = r.optional_string("comm_stream_priority").value_or("default") == "highest";
-  c.gemm_m = r.integer("gemm_m");
-  c.gemm_n = r.integer("gemm_n");
-  c.gemm_k = r.integer("gemm_k");
-  c.gemm_alone_s = r.p50_seconds("gemm_alone_us");
-  if (r.has("gemm_with_comm_us")) c.gemm_with_comm_s = r.p50_seconds("gemm_with_comm_us");
+  c.compute = r.optional_string("compute").value_or("gemm");  // results before the memory kernels: GEMM only
+  // contention_bench keeps the GEMM's gemm_* names and calls the others compute_*.
+  const std::string prefix = c.compute == "gemm" ? "gemm" : "compute";
+  if (c.compute == "gemm") {
+    c.gemm_m = r.integer("gemm_m");
+    c.gemm_n = r.integer("gemm_n");
+    c.gemm_k = r.integer("gemm_k");
+  } else {
+    c.compute_hbm_Bps = r.number("compute_hbm_GBps_alone") * 1e9;
+  }
+  c.compute_alone_s = r.p50_seconds(prefix + "_alone_us");
+  if (r.has(prefix + "_with_comm_us")) c.compute_with_comm_s = r.p50_seconds(prefix + "_with_comm_us");
   c.comm_alone_s = r.p50_seconds("comm_alone_us");
-  if (r.has("comm_with_gemm_us")) c.comm_with_gemm_s = r.p50_seconds("comm_with_gemm_us");
+  if (r.has("comm_with_" + prefix + "_us"))
+    c.comm_with_compute_s = r.p50_seconds("comm_with_" + prefix + "_us");
   c.file = file;
   out.contention.push_back(c);
 }

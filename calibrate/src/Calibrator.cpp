@@ -10,6 +10,7 @@
 #include <sstream>
 #include <tuple>
 
+#include "CalibrationContext.hpp"
 #include "SourceText.hpp"
 #include "moesim/calibrate/CollectiveFit.hpp"
 #include "moesim/calibrate/Fitting.hpp"
@@ -19,87 +20,13 @@
 namespace moesim::calibrate {
 namespace {
 
+using namespace detail;
 using hw::CollectiveKind;
 using hw::CollectiveScope;
 
-// Significant digits the profile keeps: enough for the fit's accuracy, few enough that the same
-// data gives the same file on any build (last-bit differences round away).
-constexpr int kDigits = 4;
 // FlashAttention's backward runs 5 matmuls to the forward's 2 (models/src/LayerOps.cpp uses the same 2.5).
 constexpr double kAttentionBackwardFlops = 2.5;
 constexpr double kMemoryBinFactor = 4.0;
-
-std::string fixed(double value, int decimals) {
-  char buffer[64];
-  std::snprintf(buffer, sizeof buffer, "%.*f", decimals, value);
-  return buffer;
-}
-
-std::string bytes_text(double bytes) {
-  const char* units[] = {"B", "KiB", "MiB", "GiB"};
-  int u = 0;
-  while (bytes >= 1024 && u < 3 && std::fmod(bytes, 1024) == 0) {
-    bytes /= 1024;
-    ++u;
-  }
-  return num(bytes, 6) + " " + units[u];
-}
-
-double round4(double value) {
-  return round_significant(value, kDigits);
-}
-
-std::optional<CollectiveKind> profile_kind(const std::string& op) {
-  return hw::try_parse_collective_kind(op);
-}
-
-/** Input files by tag, in the order first seen: "[C1] file: what". */
-class SourceTags {
- public:
-  std::string tag(const std::string& file, const std::string& what) {
-    for (std::size_t i = 0; i < files_.size(); ++i) {
-      if (files_[i] == file) return "[C" + std::to_string(i + 1) + "]";
-    }
-    files_.push_back(file);
-    lines_.push_back("[C" + std::to_string(files_.size()) + "] " + file + ": " + what);
-    return "[C" + std::to_string(files_.size()) + "]";
-  }
-  std::string tags_of(const std::set<std::string>& files) const {
-    std::string out;
-    for (std::size_t i = 0; i < files_.size(); ++i) {
-      if (files.count(files_[i])) out += "[C" + std::to_string(i + 1) + "]";
-    }
-    return out;
-  }
-  const std::vector<std::string>& lines() const { return lines_; }
-
- private:
-  std::vector<std::string> files_;
-  std::vector<std::string> lines_;
-};
-
-struct Context {
-  const hw::HwProfile& base;
-  const CalibrationInputs& in;
-  CalibrationResult& out;
-  SourceTags tags;
-  std::vector<std::string> calibrated_parts;
-  /// benchmark (gemm, grouped_gemm, attention) -> how its rates were scaled to the maximum clock, for the
-  /// sources
-  std::map<std::string, std::string> clock_text;
-};
-
-std::string files_tags(Context& c, const std::string& benchmark) {
-  std::set<std::string> files;
-  for (const RunInfo& r : c.in.bench.runs) {
-    if (r.benchmark == benchmark) files.insert(r.file);
-  }
-  return c.tags.tags_of(files);
-}
-
-void add_residual(Context& c, const std::string& table, const ErrorSummary& e, const std::string& note) {
-  c.out.residuals.push_back({table, e.points, e.max_abs, e.mean_abs, note});
-}
 
 // --- provenance --------------------------------------------------------------------------------
 
@@ -711,190 +638,6 @@ void fit_collectives(Context& c) {
         "time vs steps x latency + bus_bytes / busbw over all " + std::to_string(points.size()) + " sizes");
   }
   if (!groups.empty()) c.calibrated_parts.push_back("collective tables");
-}
-
-// --- contention ---------------------------------------------------------------------------------
-
-// Peer copies take no SMs, but their HBM and L2 traffic slows a GEMM beside them.
-std::string fit_copy_slowdown(hw::ContentionSpec& spec, const std::vector<double>& gemm_slowdowns,
-                              const std::string& tags) {
-  if (gemm_slowdowns.empty()) return "";
-  spec.compute_slowdown_with_copy = round4(std::max(1.0, geometric_mean(gemm_slowdowns)));
-  return " compute_slowdown_with_copy = " + num(spec.compute_slowdown_with_copy, 4) +
-         ": geometric mean of the GEMM slowdown over the " + std::to_string(gemm_slowdowns.size()) +
-         " peer-copy cases " + tags + " (" + range_text(gemm_slowdowns) + ").";
-}
-
-void fit_contention(Context& c) {
-  hw::HwProfile& p = c.out.profile;
-  hw::ContentionSpec& spec = p.contention;
-  const int sms = p.gpu.sm_count;
-  std::vector<const ContentionCase*> nccl, copy_engine;
-  for (const ContentionCase& k : c.in.bench.contention) {
-    if (k.comm == "ce_copy") {
-      copy_engine.push_back(&k);
-    } else if (profile_kind(k.comm) && k.gemm_with_comm_s && k.comm_with_gemm_s) {
-      nccl.push_back(&k);
-    }
-  }
-  std::vector<double> ce_gemm, ce_comm, peer_gemm;
-  for (const ContentionCase* k : copy_engine) {
-    if (k->gemm_with_comm_s) {
-      const double slowdown = *k->gemm_with_comm_s / k->gemm_alone_s;
-      ce_gemm.push_back(slowdown);
-      // A device-local copy reads and writes this GPU's HBM; a peer copy of an all-to-all does half of each.
-      if (k->ranks > 1) peer_gemm.push_back(slowdown);
-    }
-    if (k->comm_with_gemm_s) ce_comm.push_back(*k->comm_with_gemm_s / k->comm_alone_s);
-  }
-  const std::string copy_text = fit_copy_slowdown(spec, peer_gemm, files_tags(c, "contention"));
-  if (nccl.empty()) {
-    if (!copy_engine.empty()) {
-      spec.source +=
-          " Calibration " + files_tags(c, "contention") + " measured copy-engine transfers only (" +
-          (copy_engine.front()->ranks == 1 ? "a device-local copy" : "peer copies") +
-          "): they slowed the GEMM " + range_text(ce_gemm) + "x and were slowed " + range_text(ce_comm) +
-          "x themselves; the engine gives copy-engine transfers no SMs and no bandwidth loss, so the "
-          "factors above are kept." +
-          copy_text;
-    }
-    return;
-  }
-  auto latency_of = [&](const ContentionCase& k) {
-    const auto kind = *profile_kind(k.comm);
-    if (!p.has_collective(kind, CollectiveScope::INTRA)) return 0.0;
-    return hw::collective_steps(kind, k.ranks) * p.step_latency_s(kind, k.ranks, CollectiveScope::INTRA);
-  };
-  auto covers_gemm = [](const ContentionCase& k) { return k.comm_alone_s >= k.gemm_alone_s; };
-
-  // 1. Residual compute slowdown from the runs whose CTA count is known and whose collective spans the GEMM.
-  std::vector<double> residuals;
-  std::set<int> cta_values;
-  for (const ContentionCase* k : nccl) {
-    if (k->ctas && *k->ctas > 0 && covers_gemm(*k)) {
-      residuals.push_back(residual_compute_slowdown(*k->gemm_with_comm_s / k->gemm_alone_s, sms, *k->ctas));
-      cta_values.insert(*k->ctas);
-    }
-  }
-  std::string r_text;
-  if (!residuals.empty()) {
-    spec.compute_slowdown_with_comm = round4(std::max(1.0, geometric_mean(residuals)));
-    std::string ctas;
-    for (int v : cta_values) ctas += (ctas.empty() ? "" : ", ") + std::to_string(v);
-    r_text = "compute_slowdown_with_comm = geometric mean over the " + std::to_string(residuals.size()) +
-             " cases with an NCCL CTA cap (" + ctas +
-             ") whose collective alone lasts at least as long as the GEMM of " + "GEMM slowdown x (" +
-             std::to_string(sms) + " - CTAs) / " + std::to_string(sms) + " (" + range_text(residuals) + ")";
-  }
-  // 2. The SMs a default NCCL kernel holds: what explains the default-CTA GEMM slowdowns with that residual.
-  std::vector<double> inferred;
-  for (const ContentionCase* k : nccl) {
-    if (k->ctas && *k->ctas == 0 && covers_gemm(*k))
-      inferred.push_back(
-          inferred_comm_sms(*k->gemm_with_comm_s / k->gemm_alone_s, spec.compute_slowdown_with_comm, sms));
-  }
-  std::string sms_text;
-  if (!inferred.empty()) {
-    double mean = 0;
-    for (double v : inferred) mean += v / static_cast<double>(inferred.size());
-    spec.comm_sms = std::clamp(static_cast<int>(std::lround(mean)), 0, sms - 1);
-    sms_text = "comm_sms = " + std::to_string(spec.comm_sms) +
-               ": the SM count that, with that residual, explains the " + std::to_string(inferred.size()) +
-               " default-CTA cases whose collective spans the GEMM (GEMM slowdown " +
-               "= r x SMs / (SMs - comm_sms); per case " + range_text(inferred) + ")";
-  }
-  if (residuals.empty() && !inferred.empty()) {
-    // No capped runs: the residual comes from the default runs with the base comm_sms.
-    std::vector<double> r;
-    for (const ContentionCase* k : nccl) {
-      if (k->ctas && *k->ctas == 0 && covers_gemm(*k))
-        r.push_back(residual_compute_slowdown(*k->gemm_with_comm_s / k->gemm_alone_s, sms, spec.comm_sms));
-    }
-    spec.compute_slowdown_with_comm = round4(std::max(1.0, geometric_mean(r)));
-    r_text = "compute_slowdown_with_comm from the default-CTA cases with comm_sms " +
-             std::to_string(spec.comm_sms) + " kept from the base";
-    sms_text.clear();
-  }
-  // 3. Collectives under compute. The engine starts an NCCL kernel at the end of the kernels that fill the
-  // GPU when it arrives (blocks are not preempted), so back to back under a GEMM stream one that fits in
-  // a GEMM lasts one GEMM (it ends at the next boundary) and one that outlasts it waits half a GEMM on
-  // average before it runs; comm_slowdown_with_compute is what is left while it runs beside compute.
-  std::vector<double> fitted, fits_ratio;
-  std::vector<std::string> examples;
-  auto under_gemm = [&](const ContentionCase& k) { return k.comm_alone_s <= *k.gemm_with_comm_s; };
-  for (const ContentionCase* k : nccl) {
-    if (!(k->ctas && *k->ctas == 0) || k->comm_alone_s <= latency_of(*k)) continue;
-    if (under_gemm(*k)) {
-      fits_ratio.push_back(*k->comm_with_gemm_s / *k->gemm_with_comm_s);
-      if (examples.empty())
-        examples.push_back("a " + bytes_text(k->bytes) + " " + k->comm + " on " + std::to_string(k->ranks) +
-                           " GPUs: " + fixed(k->comm_alone_s * 1e6, 0) + " us alone, " +
-                           fixed(*k->comm_with_gemm_s * 1e6, 0) + " us under a " +
-                           fixed(*k->gemm_with_comm_s * 1e6, 0) + " us GEMM");
-    } else {
-      const double waited = *k->comm_with_gemm_s - *k->gemm_with_comm_s / 2;
-      fitted.push_back(std::max(1.0, comm_bandwidth_slowdown(k->comm_alone_s, waited, latency_of(*k))));
-    }
-  }
-  if (!fitted.empty()) spec.comm_slowdown_with_compute = round4(geometric_mean(fitted));
-  const ContentionCase& first = *nccl.front();
-  std::string gemm = std::to_string(first.gemm_m) + "x" + std::to_string(first.gemm_n) + "x" +
-                     std::to_string(first.gemm_k) + " bf16";
-  std::set<int> ranks;
-  std::set<double> sizes;
-  for (const ContentionCase* k : nccl) {
-    ranks.insert(k->ranks);
-    sizes.insert(k->bytes);
-  }
-  std::string ranks_text, sizes_text;
-  for (int r : ranks) ranks_text += (ranks_text.empty() ? "" : ", ") + std::to_string(r);
-  for (double b : sizes) sizes_text += (sizes_text.empty() ? "" : ", ") + bytes_text(b);
-  std::string s_text =
-      "NCCL kernels start at a kernel boundary: a collective that fits in one GEMM under the GEMM stream "
-      "lasted " +
-      (fits_ratio.empty() ? std::string("(no such case)") : range_text(fits_ratio)) +
-      " GEMMs (the boundary model says 1)";
-  if (!examples.empty()) s_text += ", e.g. " + examples.front();
-  s_text +=
-      fitted.empty()
-          ? "; comm_slowdown_with_compute kept from the base: no default-CTA collective outlasts the GEMM"
-          : "; comm_slowdown_with_compute = " + num(spec.comm_slowdown_with_compute, 4) +
-                ": geometric mean over the " + std::to_string(fitted.size()) +
-                " default-CTA cases that outlast the GEMM of (t_with - GEMM/2 - latency) / "
-                "(t_alone - latency), at least 1 (" +
-                range_text(fitted) + ")";
-  spec.source = "Calibrated " + files_tags(c, "contention") + " with contention_bench: a " + gemm +
-                " GEMM stream on every GPU against NCCL all_reduce / all_to_all of " + sizes_text +
-                " per rank on " + ranks_text + " GPUs (NCCL default CTAs and caps), p50. " +
-                (r_text.empty() ? "" : r_text + ". ") + (sms_text.empty() ? "" : sms_text + ". ") + s_text +
-                ".";
-  if (!copy_engine.empty()) {
-    spec.source += " Copy-engine transfers slowed the GEMM " + range_text(ce_gemm) + "x and were slowed " +
-                   range_text(ce_comm) + "x; the engine gives them no SMs and no bandwidth loss." + copy_text;
-  }
-  spec.source += " hbm_interference is kept from the base (no memory-bound case under comm is measured).";
-
-  ErrorSummary gemm_e, comm_e;
-  for (const ContentionCase* k : nccl) {
-    if (covers_gemm(*k) && k->ctas) {
-      const double held = *k->ctas > 0 ? *k->ctas : spec.comm_sms;
-      gemm_e.add(k->gemm_alone_s * spec.compute_slowdown_with_comm * sms / (sms - held),
-                 *k->gemm_with_comm_s);
-    }
-    if (k->ctas && *k->ctas == 0) {
-      const double lat = latency_of(*k);
-      const double boundary_model =
-          under_gemm(*k)
-              ? *k->gemm_with_comm_s
-              : *k->gemm_with_comm_s / 2 + lat + (k->comm_alone_s - lat) * spec.comm_slowdown_with_compute;
-      comm_e.add(boundary_model, *k->comm_with_gemm_s);
-    }
-  }
-  add_residual(c, "contention gemm", gemm_e,
-               "GEMM time under comm vs r x SMs/(SMs - CTAs), cases whose collective spans the GEMM");
-  add_residual(c, "contention comm", comm_e,
-               "collective time under the GEMM vs the kernel-boundary model, all default-CTA cases");
-  c.calibrated_parts.push_back("contention factors");
 }
 
 // --- launch -------------------------------------------------------------------------------------

@@ -230,7 +230,14 @@ ContentionSpec parse_contention(JsonObject obj) {
   c.compute_slowdown_with_comm = obj.number("compute_slowdown_with_comm");
   c.comm_slowdown_with_compute = obj.number("comm_slowdown_with_compute");
   c.compute_slowdown_with_copy = obj.optional_number("compute_slowdown_with_copy").value_or(1.0);
-  c.hbm_interference = obj.number("hbm_interference");
+  if (obj.has("hbm_interference")) {
+    obj.fail("hbm_interference",
+             "was replaced by hbm_bytes_per_comm_byte, hbm_bytes_per_copy_byte and comm_hbm_weight "
+             "(hwprofiles/FORMAT.md)");
+  }
+  c.hbm_bytes_per_comm_byte = obj.number("hbm_bytes_per_comm_byte");
+  c.hbm_bytes_per_copy_byte = obj.number("hbm_bytes_per_copy_byte");
+  c.comm_hbm_weight = obj.number("comm_hbm_weight");
   c.source = obj.string("source");
   obj.finish();
   return c;

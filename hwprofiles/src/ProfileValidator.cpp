@@ -263,7 +263,9 @@ void validate_contention(const HwProfile& p, const RuleChecker& check) {
   }
   check.at_least_one("/contention/compute_slowdown_with_comm", c.compute_slowdown_with_comm);
   check.at_least_one("/contention/comm_slowdown_with_compute", c.comm_slowdown_with_compute);
-  check.at_least_one("/contention/hbm_interference", c.hbm_interference);
+  check.non_negative("/contention/hbm_bytes_per_comm_byte", c.hbm_bytes_per_comm_byte);
+  check.non_negative("/contention/hbm_bytes_per_copy_byte", c.hbm_bytes_per_copy_byte);
+  check.positive("/contention/comm_hbm_weight", c.comm_hbm_weight);
   check.at_least_one("/contention/compute_slowdown_with_copy", c.compute_slowdown_with_copy);
   check.not_empty("/contention/source", c.source);
 }

@@ -149,7 +149,9 @@ ordered_json contention_json(const ContentionSpec& c) {
   ordered_json out = {{"comm_sms", c.comm_sms},
                       {"compute_slowdown_with_comm", c.compute_slowdown_with_comm},
                       {"comm_slowdown_with_compute", c.comm_slowdown_with_compute},
-                      {"hbm_interference", c.hbm_interference},
+                      {"hbm_bytes_per_comm_byte", c.hbm_bytes_per_comm_byte},
+                      {"hbm_bytes_per_copy_byte", c.hbm_bytes_per_copy_byte},
+                      {"comm_hbm_weight", c.comm_hbm_weight},
                       {"source", c.source}};
   if (c.compute_slowdown_with_copy == 1.0) return out;
   return insert_after(out, "comm_slowdown_with_compute", "compute_slowdown_with_copy",

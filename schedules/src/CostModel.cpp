@@ -58,19 +58,6 @@ sim::KernelWork kernel_work(const hw::HwProfile& hw, const models::KernelCost& c
     w.peak_ns = cost.flops / hw.peak_flops(dt) * 1e9;
   }
   w.hbm_bytes = cost.bytes;
-  if (cost.kind == KernelClass::ATTENTION && attention == hw::AttentionImpl::UNFUSED &&
-      pass == hw::AttentionPass::FORWARD && w.compute_ns > 0) {
-    // Unfused attention writes and re-reads the full L×L scores (fp32, then bf16 probabilities): its
-    // measured time (8.7 ms per layer for 4 x 32 heads x 4096^2 on an H200) is mostly the softmax pass,
-    // whose QK^T and PV GEMMs take ~1.6 ms. That pass is not HBM-saturating: it slows with the SMs a
-    // comm kernel takes (the layer runner's NCCL Dispatch beside it cost 1.76 ms over 4 Qwen3 layers at
-    // T16384, where only the GEMMs slowing would give 0.25). So its whole time is both SM-bound and
-    // HBM-bound: either resource lost stretches it.
-    w.memory_ns = w.compute_ns;
-    // Its HBM traffic is not in cost.bytes (the scores never leave the chip when fused): at the rate of
-    // a large copy for its HBM-bound time, which is what draws its power.
-    w.hbm_bytes = std::max(w.hbm_bytes, w.memory_ns * 1e-9 * hw.gpu.hbm_bw_Bps * hw.memory_efficiency(1e9));
-  }
   if (cost.kind == KernelClass::GEMM || cost.kind == KernelClass::GROUPED_GEMM) {
     double tiles = std::ceil(static_cast<double>(g.m) / kTile) * std::ceil(static_cast<double>(g.n) / kTile) *
                    static_cast<double>(std::max<std::int64_t>(g.groups, 1));
@@ -85,13 +72,29 @@ double blas_launch_ns(const hw::HwProfile& hw) {
 }
 }  // namespace
 
+double streaming_hbm_Bps(const hw::HwProfile& hw) {
+  const auto& curve = hw.efficiency.memory.value;
+  const double best =
+      curve.empty() ? hw.memory_efficiency(1e9) : *std::max_element(curve.begin(), curve.end());
+  return hw.gpu.hbm_bw_Bps * best;
+}
+
+/*
+ * Unfused attention as the layer runner runs it (kernels/common/AttentionForward.cu): chunks of
+ * head-sequences whose scores fit a 2 GiB budget, each a QK^T GEMM that writes fp32 scores, a causal
+ * softmax that reads the unmasked half and writes bf16 probabilities, and a PV GEMM that reads them.
+ * The calibrated time of the whole is shared out: each GEMM takes the longer of its full-square FLOPs
+ * at the GEMM table's rate and its score traffic at streaming HBM bandwidth (QK^T is HBM-bound at head
+ * dim 128); the softmax, which contention_bench shows running at ~40% of the HBM bandwidth and slowing
+ * with lost SMs rather than with HBM traffic, keeps the rest (at least half).
+ */
 std::vector<KernelPiece> unfused_attention_pieces(const hw::HwProfile& hw, const models::KernelCost& cost,
                                                   models::DType dtype, std::int64_t head_sequences) {
   const sim::KernelWork whole = kernel_work(hw, cost, dtype, hw::AttentionImpl::UNFUSED);
   const std::string dt = models::to_string(dtype);
-  // kernels/common/AttentionForward.cu: the largest divisor of B·H whose scores fit the budget.
   constexpr double kScoreBudgetBytes = 2.0 * 1024 * 1024 * 1024;
-  const double per_head = static_cast<double>(cost.attn_seq) * static_cast<double>(cost.attn_seq) * (4 + 2);
+  const double seq = static_cast<double>(cost.attn_seq);
+  const double per_head = seq * seq * (4 + 2);
   const std::int64_t heads = std::max<std::int64_t>(head_sequences, 1);
   std::int64_t chunk = 1;
   for (std::int64_t c = heads; c >= 1; --c) {
@@ -101,10 +104,17 @@ std::vector<KernelPiece> unfused_attention_pieces(const hw::HwProfile& hw, const
     }
   }
   const auto chunks = static_cast<double>(heads / chunk);
+  const double squares = seq * seq * static_cast<double>(chunk);  // score elements per chunk
+  const double qk_bytes = 4 * squares, softmax_bytes = 2 * squares + 2 * squares, pv_bytes = 2 * squares;
+  const double stream = streaming_hbm_Bps(hw);
+  const double total = whole.compute_ns / chunks;
   const double gemm_rate = hw.achieved_gemm_flops(dt, cost.attn_seq, cost.attn_seq, cost.attn_head_dim);
-  const double total = whole.compute_ns;
-  // At most half the time goes to the two GEMMs, so the softmax pass always keeps the larger share.
-  const double gemm_ns = gemm_rate > 0 ? std::min(0.5 * total, 2.0 * cost.flops / gemm_rate * 1e9) : 0.0;
+  // cost.flops counts the causal half of QK^T and PV; the runner's GEMMs compute full squares.
+  const double gemm_compute = gemm_rate > 0 ? cost.flops / chunks / gemm_rate * 1e9 : 0.0;
+  const double qk_memory = qk_bytes / stream * 1e9, pv_memory = pv_bytes / stream * 1e9;
+  const double gemms = std::max(gemm_compute, qk_memory) + std::max(gemm_compute, pv_memory);
+  const double scale = gemms > 0 ? std::min(1.0, 0.5 * total / gemms) : 0.0;
+  const double softmax_ns = total - scale * gemms;
   const double blas = blas_launch_ns(hw);
   std::vector<KernelPiece> pieces;
   for (std::int64_t i = 0; i < heads / chunk; ++i) {
@@ -113,13 +123,18 @@ std::vector<KernelPiece> unfused_attention_pieces(const hw::HwProfile& hw, const
       piece.name = cost.name + ".c" + std::to_string(i) + "." + part;
       sim::KernelWork& w = piece.work;
       w.fixed_ns = whole.fixed_ns;
-      const bool gemm = std::string(part) != "softmax";
-      const double ns = (gemm ? gemm_ns / 2 : total - gemm_ns) / chunks;
-      w.compute_ns = ns;
-      w.memory_ns = gemm ? 0.0 : ns;  // the softmax pass is where the score traffic is
-      w.peak_ns = gemm ? whole.peak_ns / 2 / chunks : 0.0;
-      w.hbm_bytes = whole.hbm_bytes * ns / total;
-      piece.launch_ns = gemm ? blas : launch_ns(hw);
+      const std::string name = part;
+      if (name == "softmax") {
+        w.compute_ns = softmax_ns;
+        w.memory_ns = std::min(softmax_ns, softmax_bytes / stream * 1e9);
+        w.hbm_bytes = softmax_bytes;
+      } else {
+        w.compute_ns = scale * gemm_compute;
+        w.memory_ns = scale * (name == "qk" ? qk_memory : pv_memory);
+        w.peak_ns = whole.peak_ns / 2 / chunks;
+        w.hbm_bytes = name == "qk" ? qk_bytes : pv_bytes;
+      }
+      piece.launch_ns = name == "softmax" ? launch_ns(hw) : blas;
       pieces.push_back(std::move(piece));
     }
   }
@@ -165,7 +180,10 @@ sim::Platform make_platform(const hw::HwProfile& hw, int nodes) {
   gpu.comm_sms = hw.contention.comm_sms;
   gpu.compute_slowdown_with_comm = hw.contention.compute_slowdown_with_comm;
   gpu.comm_slowdown_with_compute = hw.contention.comm_slowdown_with_compute;
-  gpu.hbm_interference = hw.contention.hbm_interference;
+  gpu.hbm_Bps = streaming_hbm_Bps(hw);
+  gpu.comm_hbm_bytes_per_byte = hw.contention.hbm_bytes_per_comm_byte;
+  gpu.copy_hbm_bytes_per_byte = hw.contention.hbm_bytes_per_copy_byte;
+  gpu.comm_hbm_weight = hw.contention.comm_hbm_weight;
   gpu.compute_slowdown_with_copy = hw.contention.compute_slowdown_with_copy;
   auto profile = std::make_shared<const hw::HwProfile>(hw);
   auto cost = [profile](const sim::CollectiveQuery& q) {

@@ -396,6 +396,14 @@ void Simulation::begin_flows(int c) {
   flowing_collectives_.push_back(c);
   network_dirty_ = true;
   for (int i = 0; i < n; ++i) {
+    if (st.member_at[static_cast<std::size_t>(i)] == NO_OP ||
+        st.outstanding[static_cast<std::size_t>(i)] == 0)
+      continue;
+    auto& gpu = gpus_[static_cast<std::size_t>(gpu_of(spec.group[static_cast<std::size_t>(i)]))];
+    if (std::find(gpu.flowing.begin(), gpu.flowing.end(), c) == gpu.flowing.end()) gpu.flowing.push_back(c);
+    gpu.dirty = true;
+  }
+  for (int i = 0; i < n; ++i) {
     OpId m = st.member_at[static_cast<std::size_t>(i)];
     if (m != NO_OP && st.outstanding[static_cast<std::size_t>(i)] == 0) finish_member(m);
   }
@@ -424,6 +432,7 @@ void Simulation::finish_member(OpId id) {
   const auto& spec = program_.collectives()[static_cast<std::size_t>(op.collective)];
   auto& gpu = gpus_[static_cast<std::size_t>(op.rank)];
   --(spec.transport == Transport::SM_KERNEL ? gpu.comm_kernels : gpu.copy_collectives);
+  std::erase(gpu.flowing, op.collective);
   gpu.dirty = true;
   auto& st = collectives_[static_cast<std::size_t>(op.collective)];
   bool all_done = std::all_of(st.outstanding.begin(), st.outstanding.end(), [](int o) { return o == 0; });

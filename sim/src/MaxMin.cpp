@@ -85,4 +85,29 @@ std::vector<double> water_fill(double capacity, const std::vector<double>& caps)
   return share;
 }
 
+// Consumers whose cap is smallest per unit of weight are satisfied first; the others split what is
+// left in proportion to their weights.
+std::vector<double> weighted_water_fill(double capacity, const std::vector<double>& caps,
+                                        const std::vector<double>& weights) {
+  std::vector<std::size_t> order(caps.size());
+  std::iota(order.begin(), order.end(), 0);
+  auto per_weight = [&](std::size_t i) {
+    return weights[i] > 0 ? caps[i] / weights[i] : std::numeric_limits<double>::infinity();
+  };
+  std::stable_sort(order.begin(), order.end(),
+                   [&](std::size_t a, std::size_t b) { return per_weight(a) < per_weight(b); });
+  std::vector<double> share(caps.size(), 0.0);
+  double left = capacity;
+  double weight_left = 0;
+  for (double w : weights) weight_left += std::max(w, 0.0);
+  for (std::size_t i : order) {
+    const double w = std::max(weights[i], 0.0);
+    if (w <= 0 || weight_left <= 0) continue;
+    share[i] = std::min(caps[i], std::max(left, 0.0) * w / weight_left);
+    left -= share[i];
+    weight_left -= w;
+  }
+  return share;
+}
+
 }  // namespace moesim::sim::detail

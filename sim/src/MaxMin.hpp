@@ -21,4 +21,11 @@ std::vector<double> max_min_rates(const std::vector<double>& capacity, const std
 /** @brief Single-resource case: share `capacity` among `caps` max-min fairly (water filling). */
 std::vector<double> water_fill(double capacity, const std::vector<double>& caps);
 
+/**
+ * @brief Weighted water filling: `capacity` shared in proportion to `weights`, no consumer above its
+ * cap; what a capped consumer leaves goes to the others by weight. Zero weight gets nothing.
+ */
+std::vector<double> weighted_water_fill(double capacity, const std::vector<double>& caps,
+                                        const std::vector<double>& weights);
+
 }  // namespace moesim::sim::detail

@@ -1,5 +1,6 @@
 // How concurrent work shares a GPU and the network. Rates change only here.
 #include <algorithm>
+#include <limits>
 
 #include "MaxMin.hpp"
 #include "Simulation.hpp"
@@ -11,13 +12,12 @@ namespace moesim::sim::detail {
  *   - every SM-driven collective member holds comm_sms SMs (it spins on them even while waiting), and
  *     a running persistent kernel (POOL) holds its pool_sms;
  *   - compute kernels share the remaining SMs max-min fairly by their demand (sm_fraction x SMs);
- *   - while any comm kernel runs, compute also slows by compute_slowdown_with_comm (cache/HBM
- *     interference beyond the lost SMs, a calibrated residual); while copy-engine collectives run,
- *     by compute_slowdown_with_copy (the larger of the two when both run);
+ *   - while any comm kernel runs, compute also slows by compute_slowdown_with_comm (cache interference
+ *     beyond the lost SMs and the HBM, a calibrated residual); while copy-engine collectives run, by
+ *     compute_slowdown_with_copy (the larger of the two when both run);
  *   - a power-capped GPU (Platform::compute_speed < 1) stretches compute time by 1 / speed;
- *   - the kernels' HBM demands, at those SM-limited rates, share the HBM bandwidth max-min fairly;
- *     while any collective (SM-driven or copy engine) is in flight, its own traffic leaves them
- *     1 / hbm_interference of it.
+ *   - the HBM is shared by traffic (share_hbm): copy engines first, then the kernels, at their
+ *     SM-limited rates, and the comm kernels' own loads and stores, in proportion to the SMs that issue them.
  * A kernel's rate (work per ns) is then 1 / max(stretched compute time, stretched memory time).
  */
 void Simulation::recompute_gpu(int rank) {
@@ -42,8 +42,8 @@ void Simulation::recompute_gpu(int rank) {
     sm_rate[i] = granted[i] > 0 || w.compute_ns <= 0 ? 1.0 / time : 0.0;
     hbm_need[i] = w.memory_ns * sm_rate[i];  // fraction of HBM bandwidth it would use
   }
-  const bool comm_in_flight = gpu.comm_kernels > 0 || gpu.copy_collectives > 0;
-  std::vector<double> hbm = water_fill(comm_in_flight ? 1.0 / res.hbm_interference : 1.0, hbm_need);
+  std::vector<double> hbm;
+  share_hbm(rank, granted, hbm_need, hbm);
   for (std::size_t i = 0; i < demand.size(); ++i) {
     OpId id = gpu.fluid_kernels[i];
     const KernelWork& w = ops_[static_cast<std::size_t>(id)].work;
@@ -51,6 +51,64 @@ void Simulation::recompute_gpu(int rank) {
     if (w.memory_ns > 0 && hbm[i] < hbm_need[i]) rate = std::min(rate, hbm[i] / w.memory_ns);
     set_rate(kernels_[static_cast<std::size_t>(id)], rate, EventType::KERNEL_DONE, id);
   }
+}
+
+/*
+ * HBM bandwidth (1.0 = hbm_Bps) among the traffic of one GPU, from contention_bench's streaming add
+ * beside collectives on H200s:
+ *   - copy-engine transfers take f_copy bytes per bus byte first (a peer copy lost at most 6% beside
+ *     the add, which lost 1 - 1/1.22 of its bandwidth: twice the copy's bus bytes);
+ *   - compute kernels (demand: their memory time over their time at the SM-limited rate, weight: their
+ *     SMs) and SM-driven collective members (demand: f_comm x bus bandwidth, weight: comm_hbm_weight x
+ *     comm_sms) share the rest by weighted water filling, so a streaming kernel starves NCCL to a share
+ *     near its SM count (a 512 MiB all_to_all ran 3x slower beside the add, 3.5x with 2 CTAs);
+ *   - a collective's share caps its bus bandwidth for recompute_network (comm_bus_cap).
+ * hbm receives each kernel's share; a kernel's memory time stretches when its share is below its demand.
+ */
+void Simulation::share_hbm(int rank, const std::vector<double>& granted, const std::vector<double>& hbm_need,
+                           std::vector<double>& hbm) {
+  auto& gpu = gpus_[static_cast<std::size_t>(rank)];
+  const auto& res = platform_.gpu;
+  std::vector<double> demand = hbm_need;
+  std::vector<double> weight;
+  for (double g : granted)
+    weight.push_back(std::max(g, 1.0));  // even a kernel squeezed off the SMs issues loads
+  std::vector<int> comm;
+  double copy_share = 0;
+  if (res.hbm_Bps > 0) {
+    const bool computing = !gpu.running.empty();
+    for (int c : gpu.flowing) {
+      const auto& spec = program_.collectives()[static_cast<std::size_t>(c)];
+      const double bus = collectives_[static_cast<std::size_t>(c)].cost.bus_Bps;
+      if (spec.transport == Transport::COPY_ENGINE) {
+        copy_share += res.copy_hbm_bytes_per_byte * bus / res.hbm_Bps;
+        continue;
+      }
+      const double port = computing ? bus / res.comm_slowdown_with_compute : bus;
+      comm.push_back(c);
+      demand.push_back(res.comm_hbm_bytes_per_byte * port / res.hbm_Bps);
+      weight.push_back(res.comm_hbm_weight * res.comm_sms);
+    }
+  }
+  hbm = weighted_water_fill(std::max(0.0, 1.0 - copy_share), demand, weight);
+  std::vector<std::pair<int, double>> caps;
+  for (std::size_t j = 0; j < comm.size(); ++j) {
+    const std::size_t at = hbm_need.size() + j;
+    if (hbm[at] < demand[at] * (1 - 1e-9))
+      caps.emplace_back(comm[j], hbm[at] * res.hbm_Bps / res.comm_hbm_bytes_per_byte);
+  }
+  hbm.resize(hbm_need.size());
+  if (caps != gpu.comm_bus_cap) {
+    gpu.comm_bus_cap = std::move(caps);
+    network_dirty_ = true;
+  }
+}
+
+double Simulation::comm_bus_cap(int gpu, int collective) const {
+  for (const auto& [c, cap] : gpus_[static_cast<std::size_t>(gpu)].comm_bus_cap) {
+    if (c == collective) return cap;
+  }
+  return std::numeric_limits<double>::infinity();
 }
 
 /*
@@ -83,7 +141,9 @@ void Simulation::recompute_network() {
     for (int direction = 0; direction < 2; ++direction) {
       for (int r : spec.group) {
         bool computing = !gpus_[static_cast<std::size_t>(gpu_of(r))].running.empty();
-        capacity.push_back(computing && needs_sms ? port / platform_.gpu.comm_slowdown_with_compute : port);
+        double cap = computing && needs_sms ? port / platform_.gpu.comm_slowdown_with_compute : port;
+        if (needs_sms) cap = std::min(cap, comm_bus_cap(gpu_of(r), c) / 1e9);
+        capacity.push_back(cap);
       }
     }
   }

@@ -109,6 +109,9 @@ struct GpuState {
   int comm_kernels = 0;      ///< SM-driven collective members holding SMs
   int copy_collectives = 0;  ///< copy-engine collective members in flight (no SMs, but HBM traffic)
   int pool_sms = 0;          ///< SMs held by running persistent kernels
+  std::vector<int> flowing;  ///< collectives whose member on this GPU is moving data (HBM traffic)
+  /// Per flowing SM-driven collective: the bus bandwidth (bytes/s) its HBM share allows; absent = no limit.
+  std::vector<std::pair<int, double>> comm_bus_cap;
   bool dirty = false;
 };
 
@@ -145,6 +148,9 @@ class Simulation {
   void finish_op(OpId id);
   void recompute_gpu(int rank);
   void recompute_network();
+  void share_hbm(int rank, const std::vector<double>& granted, const std::vector<double>& hbm_need,
+                 std::vector<double>& hbm);
+  double comm_bus_cap(int gpu, int collective) const;
   void set_rate(Fluid& fluid, double rate, EventType type, int target);
   int gpu_of(int rank) const { return program_.is_symmetric() ? 0 : rank; }
   void check_all_ran() const;

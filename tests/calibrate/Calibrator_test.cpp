@@ -36,7 +36,8 @@ hw::HwProfile base_profile() {
     {"kind": "all_to_all", "scope": "intra", "gpus": 2, "algorithm": "direct", "step_latency_us": 5,
      "busbw": [{"bytes": 1048576, "GBps": 40}], "source": "base a2a"}],
   "contention": {"comm_sms": 16, "compute_slowdown_with_comm": 1.05, "comm_slowdown_with_compute": 1.1,
-                 "hbm_interference": 1.0, "source": "base"}})"),
+                 "hbm_bytes_per_comm_byte": 0, "hbm_bytes_per_copy_byte": 0, "comm_hbm_weight": 1,
+                 "source": "base"}})"),
                                "testgpu.json");
 }
 
@@ -86,27 +87,27 @@ CalibrationInputs inputs() {
   capped.gemm_m = 4096;
   capped.gemm_n = 4096;
   capped.gemm_k = 4096;
-  capped.gemm_alone_s = 1000e-6;
-  capped.gemm_with_comm_s = 1000e-6 * 1.1 * 100 / 90;
+  capped.compute_alone_s = 1000e-6;
+  capped.compute_with_comm_s = 1000e-6 * 1.1 * 100 / 90;
   capped.comm_alone_s = 2000e-6;
-  capped.comm_with_gemm_s = 2400e-6;
+  capped.comm_with_compute_s = 2400e-6;
   capped.file = "cont.json";
   ContentionCase spans = capped;  // default CTAs, spans the GEMM: 1.375 = 1.1 x 100/(100 - c) -> c = 20
   spans.ctas = 0;
-  spans.gemm_with_comm_s = 1375e-6;
-  spans.comm_with_gemm_s = 2900e-6;
+  spans.compute_with_comm_s = 1375e-6;
+  spans.comm_with_compute_s = 2900e-6;
   ContentionCase short_comm = spans;  // default CTAs, shorter than the GEMM: ends with it
   short_comm.bytes = 64.0 * 1048576;
   short_comm.comm_alone_s = 200e-6;
-  short_comm.comm_with_gemm_s = 1000e-6;
-  short_comm.gemm_with_comm_s = 1050e-6;
+  short_comm.comm_with_compute_s = 1000e-6;
+  short_comm.compute_with_comm_s = 1050e-6;
   ContentionCase peer_copy = capped;  // copy-engine peer copies: the GEMM slows 1.08x
   peer_copy.comm = "ce_copy";
   peer_copy.ctas.reset();
-  peer_copy.gemm_with_comm_s = 1080e-6;
+  peer_copy.compute_with_comm_s = 1080e-6;
   ContentionCase local_copy = peer_copy;  // a device-local copy (twice the HBM traffic): not fitted
   local_copy.ranks = 1;
-  local_copy.gemm_with_comm_s = 1200e-6;
+  local_copy.compute_with_comm_s = 1200e-6;
   b.contention = {capped, spans, short_comm, peer_copy, local_copy};
   b.launch = {{"launch_host", 4.2e-6},       {"launch_host", 4.4e-6},       {"graph_host_1", 1.25e-6},
               {"graph_device_10", 0.6e-6},   {"graph_device_1000", 0.5e-6}, {"launch_device", 1.3e-6},

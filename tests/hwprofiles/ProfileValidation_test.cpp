@@ -106,6 +106,12 @@ TEST(ProfileValidation, UnknownAndMissingKeys) {
             "bad.json: /gpu/hbm_GB is missing (required)");
   EXPECT_EQ(error_after([](json& d) { d["gpu"]["sm_count"] = "132"; }),
             "bad.json: /gpu/sm_count = \"132\": expected an integer");
+  // A profile written before HBM sharing names what replaced its key.
+  EXPECT_EQ(error_after([](json& d) { d["contention"]["hbm_interference"] = 1.05; }),
+            "bad.json: /contention/hbm_interference = 1.05: was replaced by hbm_bytes_per_comm_byte, "
+            "hbm_bytes_per_copy_byte and comm_hbm_weight (hwprofiles/FORMAT.md)");
+  EXPECT_EQ(error_after([](json& d) { d["contention"]["comm_hbm_weight"] = 0; }),
+            "bad.json: /contention/comm_hbm_weight = 0: must be > 0");
 }
 
 TEST(ProfileValidation, EfficienciesMustBeFractions) {

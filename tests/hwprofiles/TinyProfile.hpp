@@ -42,7 +42,8 @@ inline nlohmann::json tiny_profile_document() {
     {"kind": "all_to_all", "scope": "inter", "gpus": 16, "algorithm": "direct", "step_latency_us": 30,
      "busbw": [{"bytes": 1048576, "GBps": 50}], "source": "test"}],
   "contention": {"comm_sms": 16, "compute_slowdown_with_comm": 1.05, "comm_slowdown_with_compute": 1.1,
-                 "hbm_interference": 1.0, "source": "test"}
+                 "hbm_bytes_per_comm_byte": 0, "hbm_bytes_per_copy_byte": 0, "comm_hbm_weight": 1,
+                 "source": "test"}
 })");
 }
 

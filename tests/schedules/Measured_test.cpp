@@ -110,13 +110,29 @@ TEST(UnfusedAttention, SplitsIntoTheRunnersChunksAndKeepsItsTime) {
     const auto whole = schedules::kernel_work(hw, cost, models::DType::BF16, hw::AttentionImpl::UNFUSED);
     const auto split = schedules::unfused_attention_pieces(hw, cost, models::DType::BF16, head_sequences);
     ASSERT_EQ(split.size(), static_cast<std::size_t>(pieces)) << seq;
-    double total = 0;
+    // Score traffic per chunk at streaming HBM bandwidth: QK^T writes fp32 scores (4 B per element),
+    // the softmax reads the causal half of them and writes bf16 (2 + 2 B), PV reads the bf16 (2 B).
+    const double chunk = head_sequences == 128 ? 16 : 32;
+    const double stream = schedules::streaming_hbm_Bps(hw);
+    const double element_ns = static_cast<double>(seq) * seq * chunk / stream * 1e9;
+    double total = 0, gemms = 0;
     for (const auto& p : split) {
-      total += p.work.compute_ns;
-      const bool softmax = p.name.ends_with(".softmax");
-      EXPECT_EQ(p.work.memory_ns, softmax ? p.work.compute_ns : 0.0) << p.name;
+      total += std::max(p.work.compute_ns, p.work.memory_ns);
+      if (p.name.ends_with(".qk")) {
+        EXPECT_NEAR(p.work.memory_ns, 4 * element_ns, 1e-6 * element_ns) << p.name;
+      }
+      if (p.name.ends_with(".pv")) {
+        EXPECT_NEAR(p.work.memory_ns, 2 * element_ns, 1e-6 * element_ns) << p.name;
+      }
+      if (p.name.ends_with(".softmax")) {
+        EXPECT_NEAR(p.work.memory_ns, std::min(4 * element_ns, p.work.compute_ns), 1e-6 * element_ns);
+      } else {
+        gemms += std::max(p.work.compute_ns, p.work.memory_ns);
+      }
     }
+    // The pieces keep the calibrated time of the whole, the softmax at least half of it.
     EXPECT_NEAR(total, whole.compute_ns, 1e-6 * whole.compute_ns) << seq;
+    EXPECT_LE(gemms, 0.5 * whole.compute_ns * (1 + 1e-9)) << seq;
     EXPECT_EQ(split.front().name, "attn_core.flash_fwd.c0.qk");
   }
 }

@@ -30,7 +30,8 @@ void without_contention(Scenario& s) {
   s.hw.contention.comm_sms = 0;
   s.hw.contention.compute_slowdown_with_comm = 1.0;
   s.hw.contention.comm_slowdown_with_compute = 1.0;
-  s.hw.contention.hbm_interference = 1.0;
+  s.hw.contention.hbm_bytes_per_comm_byte = 0;
+  s.hw.contention.hbm_bytes_per_copy_byte = 0;
 }
 
 /** rank-0 time (ms) of the named collective, data phase only. */

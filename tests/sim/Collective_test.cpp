@@ -174,24 +174,48 @@ TEST(Collective, CopyEngineCollectiveIsNotSlowedByCompute) {
   EXPECT_EQ(r.ops[0].end, 100000);
 }
 
-TEST(Collective, HbmBoundKernelsSlowWhileAnyCollectiveIsInFlight) {
-  // hbm_interference 1.25: an HBM-bound kernel (100000 ns alone) gets 1/1.25 of the HBM while the
-  // all-to-all is in flight (0..71000): 56800 ns of work by then, 43200 left alone → ends 114200. A
-  // copy-engine all-to-all interferes the same way.
-  for (Transport transport : {Transport::SM_KERNEL, Transport::COPY_ENGINE}) {
+TEST(Collective, CopyEngineTrafficTakesItsHbmShareFirst) {
+  // HBM 1000 GB/s, 2 HBM bytes per copied byte: the copy-engine all-to-all (100 GB/s) takes 0.2 of the
+  // HBM while its data moves (1000..71000) and keeps its own rate (ends 71000). The HBM-bound kernel
+  // (100000 ns alone) does 1000 ns of work by 1000, then 0.8 x 70000 = 56000: 43000 left alone at
+  // 71000 → ends 114000.
+  Program p(8, false);
+  CollectiveSpec spec = balanced_a2a(8, 1e6);
+  spec.transport = Transport::COPY_ENGINE;
+  const int c = p.add_collective(spec);
+  OpId scan = NO_OP, member = NO_OP;
+  for (int r = 0; r < 8; ++r) {
+    p.set_streams(r, {"compute", "comm"});
+    OpId k = p.add_kernel(r, 0, "scan", "x", memory(100000), 0);
+    OpId m = p.add_collective_member(c, r, 1, "comm", 0, {});
+    if (r == 0) scan = k, member = m;
+  }
+  auto r = run(test_platform(1, 100, 1000, GpuResources{132, 0, 1.0, 1.0, 1.0, 1000 * GBps, 4, 2, 1}), p);
+  EXPECT_EQ(r.ops[static_cast<std::size_t>(member)].end, 71000);
+  EXPECT_EQ(r.ops[static_cast<std::size_t>(scan)].end, 114000);
+}
+
+TEST(Collective, CommKernelAndHbmBoundKernelShareHbmByTheirSms) {
+  // Stream 0 runs A (compute, 50000 ns, fills the GPU) then B (HBM-bound, 100000 ns alone). The comm
+  // kernel waits for A's end, takes 33 SMs; B gets 99. Its data moves from 51000: it would use 4 HBM
+  // bytes per bus byte x 100 GB/s = 0.4 of the 1000 GB/s HBM, B all of it, so they split it 99 : 33:
+  // B 0.75, the collective 0.25 → 62.5 GB/s: 7e6 B in 112000 ns → ends 163000. B: 1000 ns of work
+  // alone by 51000, 0.75 x 112000 = 84000 by 163000, 15000 left alone → ends 178000. Without the HBM
+  // model (hbm_Bps 0) B loses nothing (memory-bound, its SMs do not bind): ends 150000; comm 121000.
+  for (double hbm : {1000 * GBps, 0.0}) {
     Program p(8, false);
-    CollectiveSpec spec = balanced_a2a(8, 1e6);
-    spec.transport = transport;
-    const int c = p.add_collective(spec);
-    OpId scan = NO_OP;
+    const int c = p.add_collective(balanced_a2a(8, 1e6));
+    OpId b0 = NO_OP, m0 = NO_OP;
     for (int r = 0; r < 8; ++r) {
       p.set_streams(r, {"compute", "comm"});
-      OpId k = p.add_kernel(r, 0, "scan", "x", memory(100000), 0);
-      p.add_collective_member(c, r, 1, "comm", 0, {});
-      if (r == 0) scan = k;
+      p.add_kernel(r, 0, "a", "x", compute(50000), 0);
+      OpId m = p.add_collective_member(c, r, 1, "comm", 0, {});
+      OpId b = p.add_kernel(r, 0, "b", "x", memory(100000), 0);
+      if (r == 0) b0 = b, m0 = m;
     }
-    auto r = run(test_platform(1, 100, 1000, GpuResources{132, 0, 1.0, 1.0, 1.25}), p);
-    EXPECT_EQ(r.ops[static_cast<std::size_t>(scan)].end, 114200);
+    auto r = run(test_platform(1, 100, 1000, GpuResources{132, 33, 1.0, 1.0, 1.0, hbm, 4, 2, 1}), p);
+    EXPECT_EQ(r.ops[static_cast<std::size_t>(m0)].end, hbm > 0 ? 163000 : 121000) << hbm;
+    EXPECT_EQ(r.ops[static_cast<std::size_t>(b0)].end, hbm > 0 ? 178000 : 150000) << hbm;
   }
 }
 
@@ -204,7 +228,7 @@ TEST(Collective, ComputeSlowsWhileCopyEngineCollectiveIsInFlight) {
     CollectiveSpec spec = balanced_a2a(8, 1e6);
     spec.transport = transport;
     add_everywhere(p, spec, 100000);
-    auto r = run(test_platform(1, 100, 1000, GpuResources{132, 0, 1.0, 1.0, 1.0, 1.25}), p);
+    auto r = run(test_platform(1, 100, 1000, GpuResources{132, 0, 1.0, 1.0, 1.25}), p);
     EXPECT_EQ(r.ops[0].end, transport == Transport::COPY_ENGINE ? 114200 : 100000);  // rank 0's GEMM
   }
 }

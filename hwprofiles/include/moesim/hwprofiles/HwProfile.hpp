@@ -166,7 +166,11 @@ struct ContentionSpec {
   double comm_slowdown_with_compute = 1.0;  ///< factor on communication time under compute
   /// optional: factor on compute while copy-engine transfers are in flight (1 = none measured)
   double compute_slowdown_with_copy = 1.0;
-  double hbm_interference = 1.0;  ///< factor on memory-bound kernels under communication
+  /// HBM bytes a GPU moves per bus byte of an SM-driven collective it takes part in (user buffers and
+  /// the collective's staging buffers, both directions)
+  double hbm_bytes_per_comm_byte = 0;
+  double hbm_bytes_per_copy_byte = 2;  ///< the same for copy-engine transfers (a read and a write)
+  double comm_hbm_weight = 1;          ///< a comm kernel's SM's claim on contended HBM, per compute-kernel SM
   std::string source;
 };
 

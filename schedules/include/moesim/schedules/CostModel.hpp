@@ -32,6 +32,10 @@ double launch_ns(const hw::HwProfile& hw, const models::KernelCost& cost);
 sim::KernelWork kernel_work(const hw::HwProfile& hw, const models::KernelCost& cost, models::DType dtype,
                             hw::AttentionImpl attention = hw::AttentionImpl::FUSED);
 
+/** @brief HBM bandwidth of a large streaming kernel (the memory table's best efficiency): what kernels
+ * and collective traffic share in the engine. */
+double streaming_hbm_Bps(const hw::HwProfile& hw);
+
 /** @brief One kernel of a multi-kernel op, with its host launch cost. */
 struct KernelPiece {
   std::string name;
@@ -43,7 +47,8 @@ struct KernelPiece {
  * @brief Unfused forward attention as eager frameworks and kernels/layer_runner run it: the B·H
  * head-sequences go in chunks whose fp32 scores and bf16 probabilities fit a 2 GiB budget, and each
  * chunk is a QK^T GEMM, a causal softmax pass and a PV GEMM. The pieces add up to `kernel_work`'s time;
- * they matter because a collective kernel can start only at a kernel boundary.
+ * they matter because a collective kernel can start only at a kernel boundary, and because the GEMMs
+ * are HBM-bound where the softmax is not.
  */
 std::vector<KernelPiece> unfused_attention_pieces(const hw::HwProfile& hw, const models::KernelCost& cost,
                                                   models::DType dtype, std::int64_t head_sequences);

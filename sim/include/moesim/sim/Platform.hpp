@@ -24,10 +24,14 @@ struct GpuResources {
   int comm_sms = 16;                        ///< SMs one SM-driven collective kernel holds while it runs
   double compute_slowdown_with_comm = 1.0;  ///< compute kernels run this much slower while comm kernels run
   double comm_slowdown_with_compute = 1.0;  ///< collective bandwidth divides by this while compute runs
-  double hbm_interference =
-      1.0;  ///< HBM-bound kernels run this much slower while any collective is in flight
   double compute_slowdown_with_copy = 1.0;  ///< compute kernels run this much slower while copy-engine
                                             ///< collectives are in flight (HBM and L2 traffic, no SMs)
+  /// Streaming HBM bandwidth (bytes/s) that kernels and collective traffic share; 0 leaves collective
+  /// traffic out of the HBM (kernels then share it among themselves only).
+  double hbm_Bps = 0;
+  double comm_hbm_bytes_per_byte = 0;  ///< HBM bytes an SM-driven collective moves per bus byte, per GPU
+  double copy_hbm_bytes_per_byte = 0;  ///< the same for copy-engine transfers (read + write: 2)
+  double comm_hbm_weight = 1.0;        ///< a comm kernel's SM's claim on contended HBM, per compute SM
 };
 
 /** @brief Intra-node interconnect shape. */

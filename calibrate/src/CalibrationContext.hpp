@@ -1,0 +1,55 @@
+#pragma once
+/**
+ * @file What the fits of `moesim calibrate` share (private to calibrate/src): the calibration in
+ * progress, the input files' tags for the profile's source texts, and number formatting.
+ */
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "moesim/calibrate/Calibrator.hpp"
+#include "moesim/calibrate/Fitting.hpp"
+
+namespace moesim::calibrate::detail {
+
+// Significant digits the profile keeps: enough for the fit's accuracy, few enough that the same
+// data gives the same file on any build (last-bit differences round away).
+inline constexpr int kDigits = 4;
+
+/** Input files by tag, in the order first seen: "[C1] file: what". */
+class SourceTags {
+ public:
+  std::string tag(const std::string& file, const std::string& what);
+  std::string tags_of(const std::set<std::string>& files) const;
+  const std::vector<std::string>& lines() const { return lines_; }
+
+ private:
+  std::vector<std::string> files_;
+  std::vector<std::string> lines_;
+};
+
+struct Context {
+  const hw::HwProfile& base;
+  const CalibrationInputs& in;
+  CalibrationResult& out;
+  SourceTags tags;
+  std::vector<std::string> calibrated_parts;
+  /// benchmark (gemm, grouped_gemm, attention) -> how its rates were scaled to the maximum clock, for the
+  /// sources
+  std::map<std::string, std::string> clock_text;
+};
+
+std::string fixed(double value, int decimals);
+std::string bytes_text(double bytes);
+double round4(double value);
+std::optional<hw::CollectiveKind> profile_kind(const std::string& op);
+/** @brief The tags of the input files of one benchmark, e.g. "[C3][C4]". */
+std::string files_tags(Context& c, const std::string& benchmark);
+void add_residual(Context& c, const std::string& table, const ErrorSummary& e, const std::string& note);
+
+/** @brief The contention section from contention_bench results (ContentionFit.cpp). */
+void fit_contention(Context& c);
+
+}  // namespace moesim::calibrate::detail

@@ -1,0 +1,309 @@
+// The contention section of a calibrated profile from contention_bench results.
+#include <algorithm>
+#include <cmath>
+#include <functional>
+#include <set>
+
+#include "CalibrationContext.hpp"
+#include "SourceText.hpp"
+#include "moesim/calibrate/Fitting.hpp"
+
+namespace moesim::calibrate::detail {
+namespace {
+
+using hw::CollectiveScope;
+
+// Peer copies take no SMs, but their HBM and L2 traffic slows a GEMM beside them.
+std::string fit_copy_slowdown(hw::ContentionSpec& spec, const std::vector<double>& gemm_slowdowns,
+                              const std::string& tags) {
+  if (gemm_slowdowns.empty()) return "";
+  spec.compute_slowdown_with_copy = round4(std::max(1.0, geometric_mean(gemm_slowdowns)));
+  return " compute_slowdown_with_copy = " + num(spec.compute_slowdown_with_copy, 4) +
+         ": geometric mean of the GEMM slowdown over the " + std::to_string(gemm_slowdowns.size()) +
+         " peer-copy cases " + tags + " (" + range_text(gemm_slowdowns) + ").";
+}
+
+// Bus bytes per second a case's collective moved (nccl-tests convention), from a time and its latency.
+double bus_Bps(const ContentionCase& k, double seconds, double latency_s) {
+  const double n = k.ranks;
+  const double factor =
+      k.comm == "all_reduce" ? 2 * (n - 1) / n : (k.comm == "all_to_all" ? (n - 1) / n : 1.0);
+  return factor * k.bytes / std::max(seconds - latency_s, 1e-9);
+}
+
+/*
+ * HBM sharing from the streaming add (contention_bench --compute add), which alone uses the whole HBM
+ * (its bytes/s alone is the capacity C). Beside a collective that moves bus bytes at rate b while they
+ * overlap, the add keeps 1/slowdown of C, so the collective's traffic took (1 - 1/slowdown) C:
+ *   - copy engines keep their rate, so hbm_bytes_per_copy_byte = (1 - 1/s) C / b;
+ *   - NCCL loses rate (its loads and stores queue with the add's), so hbm_bytes_per_comm_byte is the same
+ *     ratio with b measured beside the add, and the split of the contended HBM between the add's SMs
+ *     (SMs - w) and the comm kernel's w (CTAs, or comm_sms for NCCL's default) gives comm_hbm_weight
+ *     = share (SMs - w) / (w (1 - share)).
+ * Geometric means over the peer cases; a device-local copy moves both its read and its write through one
+ * HBM at several times a peer link's rate and is left out.
+ */
+std::string fit_hbm_sharing(Context& c, const std::vector<const ContentionCase*>& adds,
+                            const std::function<double(const ContentionCase&)>& latency_of) {
+  hw::ContentionSpec& spec = c.out.profile.contention;
+  const double sms = c.out.profile.gpu.sm_count;
+  std::vector<double> copy_f, comm_f, weights;
+  for (const ContentionCase* k : adds) {
+    if (k->ranks < 2 || !k->compute_with_comm_s || !k->comm_with_compute_s || k->compute_hbm_Bps <= 0)
+      continue;
+    const double taken = 1 - k->compute_alone_s / *k->compute_with_comm_s;
+    const double bus = bus_Bps(*k, *k->comm_with_compute_s, latency_of(*k));
+    if (taken <= 0) continue;
+    if (k->comm == "ce_copy") {
+      copy_f.push_back(taken * k->compute_hbm_Bps / bus);
+      continue;
+    }
+    if (!k->ctas) continue;
+    comm_f.push_back(taken * k->compute_hbm_Bps / bus);
+    const double w = *k->ctas > 0 ? *k->ctas : spec.comm_sms;
+    if (w > 0 && taken < 1) weights.push_back(taken * (sms - w) / (w * (1 - taken)));
+  }
+  if (copy_f.empty() && comm_f.empty()) return "";
+  std::string text = " HBM sharing from a streaming add beside the collectives (" +
+                     fixed(adds.front()->compute_hbm_Bps / 1e9, 0) + " GB/s alone):";
+  if (!copy_f.empty()) {
+    spec.hbm_bytes_per_copy_byte = round4(geometric_mean(copy_f));
+    text += " hbm_bytes_per_copy_byte = " + num(spec.hbm_bytes_per_copy_byte, 4) + ", geometric mean over " +
+            std::to_string(copy_f.size()) +
+            " peer-copy cases of (1 - 1/add slowdown) x add GB/s / copy bus GB/s (" + range_text(copy_f) +
+            "; a read and a write per byte would be 2);";
+  }
+  if (!comm_f.empty()) {
+    spec.hbm_bytes_per_comm_byte = round4(geometric_mean(comm_f));
+    text += " hbm_bytes_per_comm_byte = " + num(spec.hbm_bytes_per_comm_byte, 4) + ", the same over " +
+            std::to_string(comm_f.size()) + " NCCL cases with the bus GB/s measured beside the add (" +
+            range_text(comm_f) + ")";
+  }
+  if (!weights.empty()) {
+    spec.comm_hbm_weight = round4(geometric_mean(weights));
+    text += "; comm_hbm_weight = " + num(spec.comm_hbm_weight, 4) +
+            ": the contended HBM split between the add's SMs and the comm kernel's CTAs (comm_sms for NCCL's "
+            "default), geometric mean of share x (SMs - CTAs) / (CTAs x (1 - share)) (" +
+            range_text(weights) + ")";
+  }
+  // Residual: the add's time beside each collective as the engine shares the HBM, the collective at its
+  // bus rate alone (slowed beside compute) as demand.
+  ErrorSummary e;
+  for (const ContentionCase* k : adds) {
+    if (k->ranks < 2 || !k->compute_with_comm_s) continue;
+    const double bus_alone = bus_Bps(*k, k->comm_alone_s, latency_of(*k));
+    double kernel_share = 1;
+    if (k->comm == "ce_copy") {
+      kernel_share = 1 - spec.hbm_bytes_per_copy_byte * bus_alone / k->compute_hbm_Bps;
+    } else if (k->ctas) {
+      const double w = spec.comm_hbm_weight * (*k->ctas > 0 ? *k->ctas : spec.comm_sms);
+      const double demand =
+          spec.hbm_bytes_per_comm_byte * bus_alone / spec.comm_slowdown_with_compute / k->compute_hbm_Bps;
+      kernel_share = 1 - std::min(demand, w / (sms - w / spec.comm_hbm_weight + w));
+    } else {
+      continue;
+    }
+    e.add(k->compute_alone_s / std::max(kernel_share, 1e-3), *k->compute_with_comm_s);
+  }
+  add_residual(
+      c, "contention hbm", e,
+      "streaming add's time beside peer copies and NCCL as the engine shares the HBM, all peer cases");
+  return text + ".";
+}
+
+}  // namespace
+
+void fit_contention(Context& c) {
+  hw::HwProfile& p = c.out.profile;
+  hw::ContentionSpec& spec = p.contention;
+  const int sms = p.gpu.sm_count;
+  std::vector<const ContentionCase*> nccl, copy_engine, adds, softmaxes;
+  for (const ContentionCase& k : c.in.bench.contention) {
+    if (k.compute != "gemm") {
+      (k.compute == "add" ? adds : softmaxes).push_back(&k);
+      continue;
+    }
+    if (k.comm == "ce_copy") {
+      copy_engine.push_back(&k);
+    } else if (profile_kind(k.comm) && k.compute_with_comm_s && k.comm_with_compute_s) {
+      nccl.push_back(&k);
+    }
+  }
+  std::vector<double> ce_gemm, ce_comm, peer_gemm;
+  for (const ContentionCase* k : copy_engine) {
+    if (k->compute_with_comm_s) {
+      const double slowdown = *k->compute_with_comm_s / k->compute_alone_s;
+      ce_gemm.push_back(slowdown);
+      // A device-local copy reads and writes this GPU's HBM; a peer copy of an all-to-all does half of each.
+      if (k->ranks > 1) peer_gemm.push_back(slowdown);
+    }
+    if (k->comm_with_compute_s) ce_comm.push_back(*k->comm_with_compute_s / k->comm_alone_s);
+  }
+  const std::function<double(const ContentionCase&)> latency_of = [&](const ContentionCase& k) {
+    const auto kind = profile_kind(k.comm);
+    if (!kind || !p.has_collective(*kind, CollectiveScope::INTRA)) return 0.0;
+    return hw::collective_steps(*kind, k.ranks) * p.step_latency_s(*kind, k.ranks, CollectiveScope::INTRA);
+  };
+  const std::string copy_text = fit_copy_slowdown(spec, peer_gemm, files_tags(c, "contention"));
+  if (nccl.empty()) {
+    if (!copy_engine.empty()) {
+      spec.source +=
+          " Calibration " + files_tags(c, "contention") + " measured copy-engine transfers only (" +
+          (copy_engine.front()->ranks == 1 ? "a device-local copy" : "peer copies") +
+          "): they slowed the GEMM " + range_text(ce_gemm) + "x and were slowed " + range_text(ce_comm) +
+          "x themselves; the engine gives copy-engine transfers no SMs and no bandwidth loss, so the "
+          "factors above are kept." +
+          copy_text + fit_hbm_sharing(c, adds, latency_of);
+    }
+    return;
+  }
+  auto covers_gemm = [](const ContentionCase& k) { return k.comm_alone_s >= k.compute_alone_s; };
+
+  // 1. Residual compute slowdown from the runs whose CTA count is known and whose collective spans the GEMM.
+  std::vector<double> residuals;
+  std::set<int> cta_values;
+  for (const ContentionCase* k : nccl) {
+    if (k->ctas && *k->ctas > 0 && covers_gemm(*k)) {
+      residuals.push_back(
+          residual_compute_slowdown(*k->compute_with_comm_s / k->compute_alone_s, sms, *k->ctas));
+      cta_values.insert(*k->ctas);
+    }
+  }
+  std::string r_text;
+  if (!residuals.empty()) {
+    spec.compute_slowdown_with_comm = round4(std::max(1.0, geometric_mean(residuals)));
+    std::string ctas;
+    for (int v : cta_values) ctas += (ctas.empty() ? "" : ", ") + std::to_string(v);
+    r_text = "compute_slowdown_with_comm = geometric mean over the " + std::to_string(residuals.size()) +
+             " cases with an NCCL CTA cap (" + ctas +
+             ") whose collective alone lasts at least as long as the GEMM of " + "GEMM slowdown x (" +
+             std::to_string(sms) + " - CTAs) / " + std::to_string(sms) + " (" + range_text(residuals) + ")";
+  }
+  // 2. The SMs a default NCCL kernel holds: what explains the default-CTA GEMM slowdowns with that residual.
+  std::vector<double> inferred;
+  for (const ContentionCase* k : nccl) {
+    if (k->ctas && *k->ctas == 0 && covers_gemm(*k))
+      inferred.push_back(inferred_comm_sms(*k->compute_with_comm_s / k->compute_alone_s,
+                                           spec.compute_slowdown_with_comm, sms));
+  }
+  std::string sms_text;
+  if (!inferred.empty()) {
+    double mean = 0;
+    for (double v : inferred) mean += v / static_cast<double>(inferred.size());
+    spec.comm_sms = std::clamp(static_cast<int>(std::lround(mean)), 0, sms - 1);
+    sms_text = "comm_sms = " + std::to_string(spec.comm_sms) +
+               ": the SM count that, with that residual, explains the " + std::to_string(inferred.size()) +
+               " default-CTA cases whose collective spans the GEMM (GEMM slowdown " +
+               "= r x SMs / (SMs - comm_sms); per case " + range_text(inferred) + ")";
+  }
+  if (residuals.empty() && !inferred.empty()) {
+    // No capped runs: the residual comes from the default runs with the base comm_sms.
+    std::vector<double> r;
+    for (const ContentionCase* k : nccl) {
+      if (k->ctas && *k->ctas == 0 && covers_gemm(*k))
+        r.push_back(
+            residual_compute_slowdown(*k->compute_with_comm_s / k->compute_alone_s, sms, spec.comm_sms));
+    }
+    spec.compute_slowdown_with_comm = round4(std::max(1.0, geometric_mean(r)));
+    r_text = "compute_slowdown_with_comm from the default-CTA cases with comm_sms " +
+             std::to_string(spec.comm_sms) + " kept from the base";
+    sms_text.clear();
+  }
+  // 3. Collectives under compute. The engine starts an NCCL kernel at the end of the kernels that fill the
+  // GPU when it arrives (blocks are not preempted), so back to back under a GEMM stream one that fits in
+  // a GEMM lasts one GEMM (it ends at the next boundary) and one that outlasts it waits half a GEMM on
+  // average before it runs; comm_slowdown_with_compute is what is left while it runs beside compute.
+  std::vector<double> fitted, fits_ratio;
+  std::vector<std::string> examples;
+  auto under_gemm = [&](const ContentionCase& k) { return k.comm_alone_s <= *k.compute_with_comm_s; };
+  for (const ContentionCase* k : nccl) {
+    if (!(k->ctas && *k->ctas == 0) || k->comm_alone_s <= latency_of(*k)) continue;
+    if (under_gemm(*k)) {
+      fits_ratio.push_back(*k->comm_with_compute_s / *k->compute_with_comm_s);
+      if (examples.empty())
+        examples.push_back("a " + bytes_text(k->bytes) + " " + k->comm + " on " + std::to_string(k->ranks) +
+                           " GPUs: " + fixed(k->comm_alone_s * 1e6, 0) + " us alone, " +
+                           fixed(*k->comm_with_compute_s * 1e6, 0) + " us under a " +
+                           fixed(*k->compute_with_comm_s * 1e6, 0) + " us GEMM");
+    } else {
+      const double waited = *k->comm_with_compute_s - *k->compute_with_comm_s / 2;
+      fitted.push_back(std::max(1.0, comm_bandwidth_slowdown(k->comm_alone_s, waited, latency_of(*k))));
+    }
+  }
+  if (!fitted.empty()) spec.comm_slowdown_with_compute = round4(geometric_mean(fitted));
+  const ContentionCase& first = *nccl.front();
+  std::string gemm = std::to_string(first.gemm_m) + "x" + std::to_string(first.gemm_n) + "x" +
+                     std::to_string(first.gemm_k) + " bf16";
+  std::set<int> ranks;
+  std::set<double> sizes;
+  for (const ContentionCase* k : nccl) {
+    ranks.insert(k->ranks);
+    sizes.insert(k->bytes);
+  }
+  std::string ranks_text, sizes_text;
+  for (int r : ranks) ranks_text += (ranks_text.empty() ? "" : ", ") + std::to_string(r);
+  for (double b : sizes) sizes_text += (sizes_text.empty() ? "" : ", ") + bytes_text(b);
+  std::string s_text =
+      "NCCL kernels start at a kernel boundary: a collective that fits in one GEMM under the GEMM stream "
+      "lasted " +
+      (fits_ratio.empty() ? std::string("(no such case)") : range_text(fits_ratio)) +
+      " GEMMs (the boundary model says 1)";
+  if (!examples.empty()) s_text += ", e.g. " + examples.front();
+  s_text +=
+      fitted.empty()
+          ? "; comm_slowdown_with_compute kept from the base: no default-CTA collective outlasts the GEMM"
+          : "; comm_slowdown_with_compute = " + num(spec.comm_slowdown_with_compute, 4) +
+                ": geometric mean over the " + std::to_string(fitted.size()) +
+                " default-CTA cases that outlast the GEMM of (t_with - GEMM/2 - latency) / "
+                "(t_alone - latency), at least 1 (" +
+                range_text(fitted) + ")";
+  spec.source = "Calibrated " + files_tags(c, "contention") + " with contention_bench: a " + gemm +
+                " GEMM stream on every GPU against NCCL all_reduce / all_to_all of " + sizes_text +
+                " per rank on " + ranks_text + " GPUs (NCCL default CTAs and caps), p50. " +
+                (r_text.empty() ? "" : r_text + ". ") + (sms_text.empty() ? "" : sms_text + ". ") + s_text +
+                ".";
+  if (!copy_engine.empty()) {
+    spec.source += " Copy-engine transfers slowed the GEMM " + range_text(ce_gemm) + "x and were slowed " +
+                   range_text(ce_comm) + "x; the engine gives them no SMs and no bandwidth loss." + copy_text;
+  }
+  const std::string hbm_text = fit_hbm_sharing(c, adds, latency_of);
+  spec.source += hbm_text.empty()
+                     ? " HBM sharing (hbm_bytes_per_comm_byte, hbm_bytes_per_copy_byte, "
+                       "comm_hbm_weight) is kept from the base: no HBM-bound kernel was measured."
+                     : hbm_text;
+  std::vector<double> softmax_slow;
+  for (const ContentionCase* k : softmaxes) {
+    if (k->ranks > 1 && k->compute_with_comm_s)
+      softmax_slow.push_back(*k->compute_with_comm_s / k->compute_alone_s);
+  }
+  if (!softmax_slow.empty()) {
+    spec.source += " The layer runner's causal softmax (" +
+                   fixed(softmaxes.front()->compute_hbm_Bps / 1e9, 0) + " GB/s alone) slowed " +
+                   range_text(softmax_slow) +
+                   "x beside the same peer collectives: as SM-bound work, not HBM-bound.";
+  }
+
+  ErrorSummary gemm_e, comm_e;
+  for (const ContentionCase* k : nccl) {
+    if (covers_gemm(*k) && k->ctas) {
+      const double held = *k->ctas > 0 ? *k->ctas : spec.comm_sms;
+      gemm_e.add(k->compute_alone_s * spec.compute_slowdown_with_comm * sms / (sms - held),
+                 *k->compute_with_comm_s);
+    }
+    if (k->ctas && *k->ctas == 0) {
+      const double lat = latency_of(*k);
+      const double boundary_model =
+          under_gemm(*k)
+              ? *k->compute_with_comm_s
+              : *k->compute_with_comm_s / 2 + lat + (k->comm_alone_s - lat) * spec.comm_slowdown_with_compute;
+      comm_e.add(boundary_model, *k->comm_with_compute_s);
+    }
+  }
+  add_residual(c, "contention gemm", gemm_e,
+               "GEMM time under comm vs r x SMs/(SMs - CTAs), cases whose collective spans the GEMM");
+  add_residual(c, "contention comm", comm_e,
+               "collective time under the GEMM vs the kernel-boundary model, all default-CTA cases");
+  c.calibrated_parts.push_back("contention factors");
+}
+
+}  // namespace moesim::calibrate::detail
