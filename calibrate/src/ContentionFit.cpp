@@ -25,10 +25,9 @@ std::string fit_copy_slowdown(hw::ContentionSpec& spec, const std::vector<double
 
 // Bus bytes per second a case's collective moved (nccl-tests convention), from a time and its latency.
 double bus_Bps(const ContentionCase& k, double seconds, double latency_s) {
-  const double n = k.ranks;
-  const double factor =
-      k.comm == "all_reduce" ? 2 * (n - 1) / n : (k.comm == "all_to_all" ? (n - 1) / n : 1.0);
-  return factor * k.bytes / std::max(seconds - latency_s, 1e-9);
+  const auto kind = profile_kind(k.comm);  // none for a copy-engine transfer: its bytes are its bus bytes
+  const double bytes = kind ? hw::bus_bytes(*kind, k.ranks, k.bytes) : k.bytes;
+  return bytes / std::max(seconds - latency_s, 1e-9);
 }
 
 /*
@@ -96,10 +95,11 @@ std::string fit_hbm_sharing(Context& c, const std::vector<const ContentionCase*>
     if (k->comm == "ce_copy") {
       kernel_share = 1 - spec.hbm_bytes_per_copy_byte * bus_alone / k->compute_hbm_Bps;
     } else if (k->ctas) {
-      const double w = spec.comm_hbm_weight * (*k->ctas > 0 ? *k->ctas : spec.comm_sms);
+      const double ctas = *k->ctas > 0 ? *k->ctas : spec.comm_sms;
+      const double comm_weight = spec.comm_hbm_weight * ctas;
       const double demand =
           spec.hbm_bytes_per_comm_byte * bus_alone / spec.comm_slowdown_with_compute / k->compute_hbm_Bps;
-      kernel_share = 1 - std::min(demand, w / (sms - w / spec.comm_hbm_weight + w));
+      kernel_share = 1 - std::min(demand, comm_weight / (sms - ctas + comm_weight));
     } else {
       continue;
     }

@@ -69,20 +69,7 @@ std::vector<double> max_min_rates(const std::vector<double>& capacity, const std
 }
 
 std::vector<double> water_fill(double capacity, const std::vector<double>& caps) {
-  std::vector<std::size_t> order(caps.size());
-  std::iota(order.begin(), order.end(), 0);
-  std::stable_sort(order.begin(), order.end(),
-                   [&](std::size_t a, std::size_t b) { return caps[a] < caps[b]; });
-  std::vector<double> share(caps.size(), 0.0);
-  double left = capacity;
-  std::size_t remaining = caps.size();
-  for (std::size_t i : order) {
-    double fair = left / static_cast<double>(remaining);
-    share[i] = std::min(caps[i], fair);
-    left -= share[i];
-    --remaining;
-  }
-  return share;
+  return weighted_water_fill(capacity, caps, std::vector<double>(caps.size(), 1.0));
 }
 
 // Consumers whose cap is smallest per unit of weight are satisfied first; the others split what is

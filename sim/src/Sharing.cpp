@@ -42,8 +42,7 @@ void Simulation::recompute_gpu(int rank) {
     sm_rate[i] = granted[i] > 0 || w.compute_ns <= 0 ? 1.0 / time : 0.0;
     hbm_need[i] = w.memory_ns * sm_rate[i];  // fraction of HBM bandwidth it would use
   }
-  std::vector<double> hbm;
-  share_hbm(rank, granted, hbm_need, hbm);
+  const std::vector<double> hbm = share_hbm(rank, granted, hbm_need);
   for (std::size_t i = 0; i < demand.size(); ++i) {
     OpId id = gpu.fluid_kernels[i];
     const KernelWork& w = ops_[static_cast<std::size_t>(id)].work;
@@ -63,10 +62,10 @@ void Simulation::recompute_gpu(int rank) {
  *     comm_sms) share the rest by weighted water filling, so a streaming kernel starves NCCL to a share
  *     near its SM count (a 512 MiB all_to_all ran 3x slower beside the add, 3.5x with 2 CTAs);
  *   - a collective's share caps its bus bandwidth for recompute_network (comm_bus_cap).
- * hbm receives each kernel's share; a kernel's memory time stretches when its share is below its demand.
+ * Returns each kernel's share; a kernel's memory time stretches when its share is below its demand.
  */
-void Simulation::share_hbm(int rank, const std::vector<double>& granted, const std::vector<double>& hbm_need,
-                           std::vector<double>& hbm) {
+std::vector<double> Simulation::share_hbm(int rank, const std::vector<double>& granted,
+                                          const std::vector<double>& hbm_need) {
   auto& gpu = gpus_[static_cast<std::size_t>(rank)];
   const auto& res = platform_.gpu;
   std::vector<double> demand = hbm_need;
@@ -76,7 +75,6 @@ void Simulation::share_hbm(int rank, const std::vector<double>& granted, const s
   std::vector<int> comm;
   double copy_share = 0;
   if (res.hbm_Bps > 0) {
-    const bool computing = !gpu.running.empty();
     for (int c : gpu.flowing) {
       const auto& spec = program_.collectives()[static_cast<std::size_t>(c)];
       const double bus = collectives_[static_cast<std::size_t>(c)].cost.bus_Bps;
@@ -84,13 +82,12 @@ void Simulation::share_hbm(int rank, const std::vector<double>& granted, const s
         copy_share += res.copy_hbm_bytes_per_byte * bus / res.hbm_Bps;
         continue;
       }
-      const double port = computing ? bus / res.comm_slowdown_with_compute : bus;
       comm.push_back(c);
-      demand.push_back(res.comm_hbm_bytes_per_byte * port / res.hbm_Bps);
+      demand.push_back(res.comm_hbm_bytes_per_byte * sm_comm_port(rank, bus) / res.hbm_Bps);
       weight.push_back(res.comm_hbm_weight * res.comm_sms);
     }
   }
-  hbm = weighted_water_fill(std::max(0.0, 1.0 - copy_share), demand, weight);
+  std::vector<double> hbm = weighted_water_fill(std::max(0.0, 1.0 - copy_share), demand, weight);
   std::vector<std::pair<int, double>> caps;
   for (std::size_t j = 0; j < comm.size(); ++j) {
     const std::size_t at = hbm_need.size() + j;
@@ -102,6 +99,12 @@ void Simulation::share_hbm(int rank, const std::vector<double>& granted, const s
     gpu.comm_bus_cap = std::move(caps);
     network_dirty_ = true;
   }
+  return hbm;
+}
+
+double Simulation::sm_comm_port(int gpu, double bus) const {
+  const bool computing = !gpus_[static_cast<std::size_t>(gpu)].running.empty();
+  return computing ? bus / platform_.gpu.comm_slowdown_with_compute : bus;
 }
 
 double Simulation::comm_bus_cap(int gpu, int collective) const {
@@ -140,10 +143,8 @@ void Simulation::recompute_network() {
     const bool needs_sms = spec.transport == Transport::SM_KERNEL;
     for (int direction = 0; direction < 2; ++direction) {
       for (int r : spec.group) {
-        bool computing = !gpus_[static_cast<std::size_t>(gpu_of(r))].running.empty();
-        double cap = computing && needs_sms ? port / platform_.gpu.comm_slowdown_with_compute : port;
-        if (needs_sms) cap = std::min(cap, comm_bus_cap(gpu_of(r), c) / 1e9);
-        capacity.push_back(cap);
+        capacity.push_back(
+            needs_sms ? std::min(sm_comm_port(gpu_of(r), port), comm_bus_cap(gpu_of(r), c) / 1e9) : port);
       }
     }
   }

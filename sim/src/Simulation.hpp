@@ -148,9 +148,11 @@ class Simulation {
   void finish_op(OpId id);
   void recompute_gpu(int rank);
   void recompute_network();
-  void share_hbm(int rank, const std::vector<double>& granted, const std::vector<double>& hbm_need,
-                 std::vector<double>& hbm);
+  std::vector<double> share_hbm(int rank, const std::vector<double>& granted,
+                                const std::vector<double>& hbm_need);
   double comm_bus_cap(int gpu, int collective) const;
+  /** @brief An SM-driven collective's port rate on a GPU: its table rate, lower while compute runs there. */
+  double sm_comm_port(int gpu, double bus) const;
   void set_rate(Fluid& fluid, double rate, EventType type, int target);
   int gpu_of(int rank) const { return program_.is_symmetric() ? 0 : rank; }
   void check_all_ran() const;

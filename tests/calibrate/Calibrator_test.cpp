@@ -108,7 +108,24 @@ CalibrationInputs inputs() {
   ContentionCase local_copy = peer_copy;  // a device-local copy (twice the HBM traffic): not fitted
   local_copy.ranks = 1;
   local_copy.compute_with_comm_s = 1200e-6;
-  b.contention = {capped, spans, short_comm, peer_copy, local_copy};
+  // The streaming add (4000 GB/s alone) beside peer copies and a capped NCCL all-to-all: HBM sharing.
+  ContentionCase add_copy = peer_copy;  // 400 MB in 1 ms (400 GB/s bus) takes 0.2 of the HBM
+  add_copy.compute = "add";
+  add_copy.compute_hbm_Bps = 4000e9;
+  add_copy.bytes = 400e6;
+  add_copy.compute_alone_s = 100e-6;
+  add_copy.compute_with_comm_s = 125e-6;
+  add_copy.comm_alone_s = 1000e-6;
+  add_copy.comm_with_compute_s = 1000e-6;
+  ContentionCase add_nccl =
+      add_copy;  // 8 CTAs; bus bytes 256 MB in 2570 - 10 us = 100 GB/s; add 1/0.9 slower
+  add_nccl.comm = "all_to_all";
+  add_nccl.ctas = 8;
+  add_nccl.bytes = 512e6;
+  add_nccl.compute_with_comm_s = 100e-6 / 0.9;
+  add_nccl.comm_alone_s = 1000e-6;
+  add_nccl.comm_with_compute_s = 2570e-6;
+  b.contention = {capped, spans, short_comm, peer_copy, local_copy, add_copy, add_nccl};
   b.launch = {{"launch_host", 4.2e-6},       {"launch_host", 4.4e-6},       {"graph_host_1", 1.25e-6},
               {"graph_device_10", 0.6e-6},   {"graph_device_1000", 0.5e-6}, {"launch_device", 1.3e-6},
               {"copy_launch_host", 5e-6},    {"copy_launch_host", 6e-6},    {"eager_device_gemm", 9e-6},
@@ -150,6 +167,11 @@ TEST(Calibrator, FitsEveryMeasuredPart) {
   EXPECT_EQ(p.contention.comm_sms, 20);
   EXPECT_DOUBLE_EQ(p.contention.comm_slowdown_with_compute, 1.107);
   EXPECT_DOUBLE_EQ(p.contention.compute_slowdown_with_copy, 1.08);  // the peer-copy case only
+  // HBM sharing: the copies took 0.2 x 4000 GB/s for 400 GB/s of bus → 2 bytes per byte; NCCL took
+  // 0.1 x 4000 for 100 → 4; its 8 CTAs held 0.1 against the add's 92 SMs: 0.1 x 92 / (8 x 0.9) = 1.2778.
+  EXPECT_DOUBLE_EQ(p.contention.hbm_bytes_per_copy_byte, 2.0);
+  EXPECT_DOUBLE_EQ(p.contention.hbm_bytes_per_comm_byte, 4.0);
+  EXPECT_DOUBLE_EQ(p.contention.comm_hbm_weight, 1.278);
   EXPECT_NE(p.contention.source.find("4096x4096x4096 bf16 GEMM"), std::string::npos) << p.contention.source;
   // Launch: medians of the p50s; the largest graph gives the per-node cost.
   EXPECT_DOUBLE_EQ(p.gpu.launch_overhead_s, 4.3e-6);

@@ -39,6 +39,24 @@ std::vector<OpId> add_everywhere(Program& p, const CollectiveSpec& spec, double 
   return add_everywhere(p, spec, compute(compute_ns), straggler_ns);
 }
 
+/** Rank 0's collective member and kernel B of a program where every rank's stream 0 runs kernel A
+ * (compute, 50000 ns, fills the GPU), the member arrives on stream 1 during A, then B follows A. */
+struct MemberBetweenKernels {
+  OpId member = NO_OP, after = NO_OP;
+};
+MemberBetweenKernels add_member_between_kernels(Program& p, const KernelWork& after) {
+  const int c = p.add_collective(balanced_a2a(8, 1e6));
+  MemberBetweenKernels ids;
+  for (int r = 0; r < 8; ++r) {
+    p.set_streams(r, {"compute", "comm"});
+    p.add_kernel(r, 0, "a", "x", compute(50000), 0);
+    OpId m = p.add_collective_member(c, r, 1, "comm", 0, {});
+    OpId b = p.add_kernel(r, 0, "b", "x", after, 0);
+    if (r == 0) ids = {m, b};
+  }
+  return ids;
+}
+
 }  // namespace
 
 TEST(Collective, RingAllReduceIsAlphaBeta) {
@@ -147,19 +165,10 @@ TEST(Collective, KernelsLaunchedAfterTheCommKernelQueueBehindIt) {
   // 121000): by then B has done 71000/1.46667 = 48409.09 ns of work; 51590.91 left alone → B ends
   // 172590.91 → 172591.
   Program p(8, false);
-  CollectiveSpec spec = balanced_a2a(8, 1e6);
-  const int c = p.add_collective(spec);
-  OpId b0 = NO_OP, m0 = NO_OP;
-  for (int r = 0; r < 8; ++r) {
-    p.set_streams(r, {"compute", "comm"});
-    p.add_kernel(r, 0, "a", "x", compute(50000), 0);
-    OpId m = p.add_collective_member(c, r, 1, "comm", 0, {});
-    OpId b = p.add_kernel(r, 0, "b", "x", compute(100000), 0);
-    if (r == 0) b0 = b, m0 = m;
-  }
+  const auto ids = add_member_between_kernels(p, compute(100000));
   auto r = run(test_platform(1, 100, 1000, GpuResources{132, 33, 1.1, 1.0}), p);
-  EXPECT_EQ(r.ops[static_cast<std::size_t>(m0)].end, 121000);
-  EXPECT_EQ(r.ops[static_cast<std::size_t>(b0)].end, 172591);
+  EXPECT_EQ(r.ops[static_cast<std::size_t>(ids.member)].end, 121000);
+  EXPECT_EQ(r.ops[static_cast<std::size_t>(ids.after)].end, 172591);
 }
 
 TEST(Collective, CopyEngineCollectiveIsNotSlowedByCompute) {
@@ -182,17 +191,10 @@ TEST(Collective, CopyEngineTrafficTakesItsHbmShareFirst) {
   Program p(8, false);
   CollectiveSpec spec = balanced_a2a(8, 1e6);
   spec.transport = Transport::COPY_ENGINE;
-  const int c = p.add_collective(spec);
-  OpId scan = NO_OP, member = NO_OP;
-  for (int r = 0; r < 8; ++r) {
-    p.set_streams(r, {"compute", "comm"});
-    OpId k = p.add_kernel(r, 0, "scan", "x", memory(100000), 0);
-    OpId m = p.add_collective_member(c, r, 1, "comm", 0, {});
-    if (r == 0) scan = k, member = m;
-  }
+  auto m = add_everywhere(p, spec, memory(100000));
   auto r = run(test_platform(1, 100, 1000, GpuResources{132, 0, 1.0, 1.0, 1.0, 1000 * GBps, 4, 2, 1}), p);
-  EXPECT_EQ(r.ops[static_cast<std::size_t>(member)].end, 71000);
-  EXPECT_EQ(r.ops[static_cast<std::size_t>(scan)].end, 114000);
+  EXPECT_EQ(r.ops[static_cast<std::size_t>(m[0])].end, 71000);
+  EXPECT_EQ(r.ops[0].end, 114000);  // rank 0's HBM-bound kernel is op 0
 }
 
 TEST(Collective, CommKernelAndHbmBoundKernelShareHbmByTheirSms) {
@@ -204,18 +206,10 @@ TEST(Collective, CommKernelAndHbmBoundKernelShareHbmByTheirSms) {
   // model (hbm_Bps 0) B loses nothing (memory-bound, its SMs do not bind): ends 150000; comm 121000.
   for (double hbm : {1000 * GBps, 0.0}) {
     Program p(8, false);
-    const int c = p.add_collective(balanced_a2a(8, 1e6));
-    OpId b0 = NO_OP, m0 = NO_OP;
-    for (int r = 0; r < 8; ++r) {
-      p.set_streams(r, {"compute", "comm"});
-      p.add_kernel(r, 0, "a", "x", compute(50000), 0);
-      OpId m = p.add_collective_member(c, r, 1, "comm", 0, {});
-      OpId b = p.add_kernel(r, 0, "b", "x", memory(100000), 0);
-      if (r == 0) b0 = b, m0 = m;
-    }
+    const auto ids = add_member_between_kernels(p, memory(100000));
     auto r = run(test_platform(1, 100, 1000, GpuResources{132, 33, 1.0, 1.0, 1.0, hbm, 4, 2, 1}), p);
-    EXPECT_EQ(r.ops[static_cast<std::size_t>(m0)].end, hbm > 0 ? 163000 : 121000) << hbm;
-    EXPECT_EQ(r.ops[static_cast<std::size_t>(b0)].end, hbm > 0 ? 178000 : 150000) << hbm;
+    EXPECT_EQ(r.ops[static_cast<std::size_t>(ids.member)].end, hbm > 0 ? 163000 : 121000) << hbm;
+    EXPECT_EQ(r.ops[static_cast<std::size_t>(ids.after)].end, hbm > 0 ? 178000 : 150000) << hbm;
   }
 }
 

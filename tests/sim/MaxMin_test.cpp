@@ -30,3 +30,14 @@ TEST(MaxMin, WaterFillGivesSmallDemandsAllTheyAsk) {
   EXPECT_DOUBLE_EQ(s[1], 1);
   EXPECT_DOUBLE_EQ(s[2], 4.5);
 }
+
+TEST(MaxMin, WeightedWaterFillSplitsByWeightAndPassesOnWhatCapsLeave) {
+  // 1.0 among caps 1, 0.4, 0.05 with weights 99, 33, 10 (142 in all). Per unit of weight the third
+  // asks least: its share 10/142 = 0.0704 exceeds its cap, so it gets 0.05. The 0.95 left splits
+  // 99 : 33 → 0.7125 and 0.2375, both under their caps. Zero weight gets nothing.
+  auto s = moesim::sim::detail::weighted_water_fill(1.0, {1, 0.4, 0.05, 1}, {99, 33, 10, 0});
+  EXPECT_DOUBLE_EQ(s[2], 0.05);
+  EXPECT_DOUBLE_EQ(s[0], 0.7125);
+  EXPECT_DOUBLE_EQ(s[1], 0.2375);
+  EXPECT_DOUBLE_EQ(s[3], 0);
+}
