@@ -4,8 +4,13 @@
 //   impl=loop     E cuBLASLt calls, one per expert, back to back on one stream (what Megatron's
 //                 sequential-MLP path and a cuBLAS loop do; the time includes E launch gaps)
 //   impl=batched  one strided-batched cuBLASLt call over all experts (equal tokens per expert)
+//   impl=grouped  one cuBLAS grouped-batched call (cublasGemmGroupedBatchedEx, one group per expert:
+//                 the variable-size API the layer runner's --experts grouped uses; CUDA builds only)
 // The same data layout serves both: X [E, T, K], W [E, N, K], Y [E, T, N], row-major, bf16.
 #include <memory>
+#if !defined(MOESIM_USE_HIP)
+#include <cublas_v2.h>
+#endif
 
 #include "BenchRunner.hpp"
 #include "DeviceInfo.hpp"
@@ -16,6 +21,17 @@
 namespace moesim::kernels {
 namespace {
 
+#if defined(MOESIM_USE_HIP)
+constexpr const char* kImpls[] = {"loop", "batched"};
+#else
+constexpr const char* kImpls[] = {"loop", "batched", "grouped"};
+
+void check_cublas_status(cublasStatus_t status, const char* call) {
+  if (status != CUBLAS_STATUS_SUCCESS)
+    throw std::runtime_error(std::string(call) + ": " + cublasGetStatusString(status));
+}
+#endif
+
 struct GroupedCase {
   std::string impl;
   std::string proj;
@@ -25,16 +41,22 @@ struct GroupedCase {
 class GroupedGemmBench : public CaseBench {
  public:
   GroupedGemmBench(const CommonOptions& common, int device, const std::vector<std::int64_t>& experts,
-                   const std::vector<std::int64_t>& tokens, double peak_tflops, int algos)
+                   const std::vector<std::int64_t>& tokens,
+                   const std::vector<std::pair<std::int64_t, std::int64_t>>& ffn_hidden, double peak_tflops,
+                   int algos)
       : common_(common), device_(device), peak_tflops_(peak_tflops), algos_(algos) {
     CUDA_CHECK(cudaSetDevice(device));
     CUDA_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
     l2_bytes_ = describe_gpu(device).l2_bytes;
     workspace_ = DeviceBuffer(device, LtMatmul::kWorkspaceBytes);
-    for (auto [ffn, hidden] : {std::pair<std::int64_t, std::int64_t>{1408, 2048}, {2048, 7168}}) {
+#if !defined(MOESIM_USE_HIP)
+    check_cublas_status(cublasCreate(&blas_), "cublasCreate");
+    check_cublas_status(cublasSetStream(blas_, stream_), "cublasSetStream");
+#endif
+    for (auto [ffn, hidden] : ffn_hidden) {
       for (std::int64_t e : experts) {
         for (std::int64_t t : tokens) {
-          for (const char* impl : {"loop", "batched"}) {
+          for (const char* impl : kImpls) {
             cases_.push_back(
                 {impl, "up_f" + std::to_string(ffn) + "_h" + std::to_string(hidden), e, t, 2 * ffn, hidden});
             cases_.push_back(
@@ -44,7 +66,12 @@ class GroupedGemmBench : public CaseBench {
       }
     }
   }
-  ~GroupedGemmBench() override { (void)cudaStreamDestroy(stream_); }
+  ~GroupedGemmBench() override {
+#if !defined(MOESIM_USE_HIP)
+    (void)cublasDestroy(blas_);
+#endif
+    (void)cudaStreamDestroy(stream_);
+  }
 
   std::vector<TextColumn> case_columns() const override {
     return {{"impl", "", 7}, {"proj", "", 15}, {"E", "", 3}, {"T/E", "", 5}, {"N", "", 5}, {"K", "", 5}};
@@ -52,7 +79,9 @@ class GroupedGemmBench : public CaseBench {
   std::vector<TextColumn> metric_columns() const override {
     return {{"rate", "TFLOP/s", 9}, {"peak", "%", 6}, {"per_exp", "us", 8}};
   }
-  std::size_t case_count() const override { return cases_.size(); }
+  std::size_t case_count() const override {
+    return cases_.size();
+  }
 
   CaseDescription describe(std::size_t index) const override {
     const GroupedCase& c = cases_[index];
@@ -91,6 +120,8 @@ class GroupedGemmBench : public CaseBench {
                         seed + 50, 1.0f, stream_);
     y_ = DeviceBuffer(device_, experts * static_cast<std::size_t>(one.y_elements()) * 2);
     matmul_->autotune(x_[0].get(), w_[0].get(), y_.get(), workspace_.get(), stream_, algos_);
+    grouped_case_ = c.impl == "grouped";
+    if (grouped_case_) build_pointer_tables(c);
     fill_constant(y_.get(), DataType::BF16, experts * static_cast<std::size_t>(one.y_elements()), NAN,
                   stream_);
     iteration_ = 0;
@@ -103,6 +134,10 @@ class GroupedGemmBench : public CaseBench {
       matmul_->run(x_[set].get(), w_[set].get(), y_.get(), workspace_.get(), stream_);
       return;
     }
+    if (c.impl == "grouped") {
+      run_grouped(c, set);
+      return;
+    }
     const MatmulShape& one = matmul_->shape();
     for (std::int64_t e = 0; e < c.experts; ++e) {
       matmul_->run(x_[set].as<bf16_t>() + e * one.a_elements(), w_[set].as<bf16_t>() + e * one.b_elements(),
@@ -110,8 +145,13 @@ class GroupedGemmBench : public CaseBench {
     }
   }
 
-  std::vector<DeviceStream> streams() const override { return {{device_, stream_}}; }
-  bool is_graph_capturable() const override { return true; }
+  std::vector<DeviceStream> streams() const override {
+    return {{device_, stream_}};
+  }
+  // cuBLAS's grouped call reads its host shape arrays at launch: timed as plain launches, not captured.
+  bool is_graph_capturable() const override {
+    return !grouped_case_;
+  }
   WorkCount bytes_and_flops(std::size_t) const override {
     return {batched_shape_.min_bytes(), batched_shape_.flops()};
   }
@@ -129,6 +169,7 @@ class GroupedGemmBench : public CaseBench {
   }
 
   void release(std::size_t) override {
+    pointers_.reset();
     matmul_.reset();
     x_.clear();
     w_.clear();
@@ -136,6 +177,51 @@ class GroupedGemmBench : public CaseBench {
   }
 
  private:
+#if defined(MOESIM_USE_HIP)
+  void build_pointer_tables(const GroupedCase&) {}
+  void run_grouped(const GroupedCase&, std::size_t) {}
+#else
+  // Per operand set: the weight, input and output pointer of every expert (the strided layout's slices).
+  void build_pointer_tables(const GroupedCase& c) {
+    const MatmulShape& one = matmul_->shape();
+    const auto experts = static_cast<std::size_t>(c.experts);
+    std::vector<void*> table;
+    for (std::size_t set = 0; set < sets_; ++set) {
+      for (std::size_t e = 0; e < experts; ++e) table.push_back(w_[set].as<bf16_t>() + e * one.b_elements());
+      for (std::size_t e = 0; e < experts; ++e) table.push_back(x_[set].as<bf16_t>() + e * one.a_elements());
+      for (std::size_t e = 0; e < experts; ++e) table.push_back(y_.as<bf16_t>() + e * one.y_elements());
+    }
+    pointers_ = DeviceBuffer(device_, table.size() * sizeof(void*));
+    CUDA_CHECK(cudaMemcpy(pointers_.get(), table.data(), pointers_.bytes(), cudaMemcpyHostToDevice));
+    transpose_.assign(experts, CUBLAS_OP_T);
+    keep_.assign(experts, CUBLAS_OP_N);
+    n_.assign(experts, static_cast<int>(c.n));
+    rows_.assign(experts, static_cast<int>(c.tokens_per_expert));
+    k_.assign(experts, static_cast<int>(c.k));
+    one_.assign(experts, 1);
+    alpha_.assign(experts, 1.0f);
+    beta_.assign(experts, 0.0f);
+  }
+
+  // Row-major Y_e[T, N] = X_e[T, K]·W_e[N, K]ᵀ is column-major Y_eᵀ[N, T] = op_T(W_e)·X_e.
+  void run_grouped(const GroupedCase& c, std::size_t set) {
+    const auto e = static_cast<std::size_t>(c.experts);
+    void* const* base = pointers_.as<void*>() + set * 3 * e;
+    check_cublas_status(
+        cublasGemmGroupedBatchedEx(blas_, transpose_.data(), keep_.data(), n_.data(), rows_.data(), k_.data(),
+                                   alpha_.data(), base, CUDA_R_16BF, k_.data(), base + e, CUDA_R_16BF,
+                                   k_.data(), beta_.data(), base + 2 * e, CUDA_R_16BF, n_.data(),
+                                   static_cast<int>(c.experts), one_.data(), CUBLAS_COMPUTE_32F),
+        "cublasGemmGroupedBatchedEx");
+  }
+
+  cublasHandle_t blas_ = nullptr;
+  std::vector<cublasOperation_t> transpose_, keep_;
+  std::vector<int> n_, rows_, k_, one_;
+  std::vector<float> alpha_, beta_;
+#endif
+  DeviceBuffer pointers_;
+  bool grouped_case_ = false;
   const CommonOptions& common_;
   int device_;
   double peak_tflops_;
@@ -158,12 +244,16 @@ class GroupedGemmBench : public CaseBench {
 
 int main(int argc, char** argv) {
   using namespace moesim::kernels;
-  BenchSession session("grouped_gemm",
-                       "E local experts x tokens per expert: cuBLASLt loop vs strided-batched");
+  BenchSession session(
+      "grouped_gemm",
+      "E local experts x tokens per expert: cuBLASLt loop vs strided-batched vs cuBLAS grouped");
   std::vector<std::int64_t> experts{4, 8, 16, 32};
   std::vector<std::int64_t> tokens{128, 512, 2048};
   session.parser().add_int_list("experts", 0, &experts, "local expert counts E");
   session.parser().add_int_list("tokens_per_expert", 0, &tokens, "tokens routed to each expert");
+  std::vector<std::int64_t> ffn{1408, 2048}, hidden{2048, 7168};
+  session.parser().add_int_list("ffn", 0, &ffn, "expert FFN widths F (paired with --hidden)");
+  session.parser().add_int_list("hidden", 0, &hidden, "hidden sizes H, one per --ffn");
   std::int64_t algos = LtMatmul::kCandidates;
   session.parser().add_int(
       "algos", 0, &algos, "cuBLASLt heuristic algorithms timed per shape, the fastest kept (1: first choice)",
@@ -174,8 +264,17 @@ int main(int argc, char** argv) {
     const auto peak = datasheet_peak(describe_gpu(device).name);
     const double peak_tflops = peak ? peak->bf16_dense_tflops : 0.0;
     s.log().add_context("peak_bf16_tflops", peak_tflops);
-    s.log().comment("loop = one cuBLASLt call per expert on one stream; batched = one strided-batched call");
-    GroupedGemmBench bench(s.options(), device, experts, tokens, peak_tflops, static_cast<int>(algos));
+    s.log().comment(
+        "loop = one cuBLASLt call per expert on one stream; batched = one strided-batched call; grouped = "
+        "one "
+        "cuBLAS grouped-batched call (a group per expert)");
+    if (ffn.size() != hidden.size())
+      throw ArgError("--ffn and --hidden pair up: got " + std::to_string(ffn.size()) + " and " +
+                     std::to_string(hidden.size()) + " values");
+    std::vector<std::pair<std::int64_t, std::int64_t>> shapes;
+    for (std::size_t i = 0; i < ffn.size(); ++i) shapes.emplace_back(ffn[i], hidden[i]);
+    GroupedGemmBench bench(s.options(), device, experts, tokens, shapes, peak_tflops,
+                           static_cast<int>(algos));
     run_cases(s, bench);
   });
 }

@@ -16,6 +16,7 @@
 #include <stdexcept>
 
 #include "BenchRunner.hpp"
+#include "GroupedExperts.hpp"
 #include "LtMatmul.hpp"
 #include "StackRunner.hpp"
 
@@ -26,7 +27,7 @@ struct Options {
   std::string model_file, moe_comm = "alltoall", routing = "balanced",
                           schedules = "regular,farskip,farskip-ce";
   std::string sync_splits = "on", check = "on", attention = "unfused", op_profile = "off", json_path,
-              pass_order = "interleaved";
+              pass_order = "interleaved", experts = "grouped";
   std::int64_t gpus = 1, first_gpu = 0, tokens = 8192, seq = 4096, layers = 4, seed = 1, warmup = 5,
                iters = 20;
 };
@@ -46,6 +47,9 @@ void declare(ArgParser& p, Options& o) {
   p.add_string("sync-splits", 0, &o.sync_splits, "on|off: host sync on the split sizes before Dispatch");
   p.add_string("check", 0, &o.check, "on|off: identity data-path check and NaN/Inf scan");
   p.add_string("attention", 0, &o.attention, "attention implementation: unfused");
+  p.add_string("experts", 0, &o.experts,
+               "grouped (one grouped GEMM per projection over all local experts) or loop (one GEMM per "
+               "expert)");
   p.add_string("op-profile", 0, &o.op_profile,
                "on|off: also time every step of 5 iterations on rank 0 (full and compute-only passes)");
   p.add_string("pass-order", 0, &o.pass_order,
@@ -90,6 +94,11 @@ RunConfig make_config(const Options& o) {
   if (o.pass_order != "interleaved" && o.pass_order != "blocked")
     throw ArgError("--pass-order " + o.pass_order + ": expected interleaved or blocked");
   c.pass_order = o.pass_order == "interleaved" ? PassOrder::INTERLEAVED : PassOrder::BLOCKED;
+  if (o.experts != "grouped" && o.experts != "loop")
+    throw ArgError("--experts " + o.experts + ": expected grouped or loop");
+  c.expert_loop = o.experts == "loop";
+  if (!c.expert_loop && !grouped_experts_available())
+    throw ArgError("--experts grouped: this build has no grouped GEMM (ROCm): use --experts loop");
   c.warmup = static_cast<int>(o.warmup);
   c.iters = static_cast<int>(o.iters);
   if (c.tokens % c.seq != 0)
@@ -164,6 +173,7 @@ JsonValue record(const RunConfig& c, const Measured& m, const SampleStats& comm_
   r.set("seed", static_cast<unsigned long long>(c.seed));
   r.set("sync_splits", c.sync_splits);
   r.set("attention", c.attention);
+  r.set("experts", c.expert_loop ? "loop" : "grouped");
   r.set("tokens_to_expert", matrix);
   r.set("iterations", c.iters);
   r.set("warmup", c.warmup);
@@ -279,6 +289,13 @@ bool run(const RunConfig& c, const std::vector<int>& devices, ResultLog& log) {
   if (c.check) {
     nccl_check = stack.check_data_path(Transport::NCCL);
     if (runs_copy_engine) ce_check = stack.check_data_path(Transport::COPY_ENGINE);
+    if (!c.expert_loop) {
+      const CheckResult grouped = stack.check_grouped_experts();
+      for (CheckResult* check : {&nccl_check, &ce_check}) {
+        check->passed = check->passed && grouped.passed;
+        check->detail += "; " + grouped.detail;
+      }
+    }
   }
   const Measurements all = measure(stack, c, runs_copy_engine, nccl_check, ce_check);
   const std::vector<Measured>& measured = all.schedules;
@@ -353,6 +370,7 @@ int main_body(int argc, char** argv) {
                  {{"cuBLASLt", blaslt_version()}, {"NCCL", nccl_version_text()}});
   log.add_context("routing_source", "host (gate kernels timed, choice overridden)");
   log.add_context("attention", config.attention);
+  log.add_context("experts", config.expert_loop ? "loop" : "grouped");
   log.comment(
       "routing from the host (gate kernels timed, choice overridden); times in ms, slowest rank per "
       "iteration");

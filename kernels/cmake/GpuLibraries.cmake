@@ -32,7 +32,7 @@ if(_moe_resolved STREQUAL "CUDA")
 
   if(TARGET CUDA::cublasLt)
     add_library(moe_gpu_blaslt INTERFACE)
-    target_link_libraries(moe_gpu_blaslt INTERFACE CUDA::cublasLt)
+    target_link_libraries(moe_gpu_blaslt INTERFACE CUDA::cublasLt CUDA::cublas)
     set(MOESIM_HAVE_BLASLT ON)
   endif()
   # NCCL: the toolkit folder, NCCL_ROOT (cache or environment), or a pip wheel's nvidia/nccl.

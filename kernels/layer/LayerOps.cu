@@ -1,3 +1,7 @@
+#include <cmath>
+#include <string>
+
+#include "DeviceFill.hpp"
 #include "LayerKernels.hpp"
 #include "LayerOps.hpp"
 
@@ -7,7 +11,9 @@ constexpr float kEpsilon = 1e-6f;
 }
 
 RankRunner::RankRunner(const RunConfig& config, World& world, int rank)
-    : config_(config), world_(world), rank_(rank), state_(*world.ranks[static_cast<std::size_t>(rank)]) {}
+    : config_(config), world_(world), rank_(rank), state_(*world.ranks[static_cast<std::size_t>(rank)]) {
+  if (!config.expert_loop) grouped_ = std::make_unique<GroupedExperts>(state_);
+}
 
 void RankRunner::configure(ScheduleKind kind, PassMode mode) {
   kind_ = kind;
@@ -191,23 +197,61 @@ void RankRunner::routed_experts(int layer) {
                                  static_cast<std::size_t>(s.rows.received * d.hidden) * 2,
                                  cudaMemcpyDeviceToDevice, s.compute));
   } else {
-    std::int64_t first = 0;
-    for (std::size_t e = 0; e < s.rows.expert_rows.size(); ++e) {
-      const std::int64_t n = s.rows.expert_rows[e];
-      if (n == 0) continue;  // an expert with no rows launches nothing
-      const auto row = static_cast<std::size_t>(first);
-      gemm(s.expert_in.as<bf16_t>() + row * static_cast<std::size_t>(d.hidden),
-           w.expert_up + e * static_cast<std::size_t>(2 * d.ffn * d.hidden), s.expert_up.as<bf16_t>(), n,
-           2 * d.ffn, d.hidden);
-      launch_swiglu(s.expert_up.as<bf16_t>(), s.expert_act.as<bf16_t>(), n, d.ffn, s.compute);
-      gemm(s.expert_act.as<bf16_t>(), w.expert_down + e * static_cast<std::size_t>(d.hidden * d.ffn),
-           s.expert_out.as<bf16_t>() + row * static_cast<std::size_t>(d.hidden), n, d.hidden, d.ffn);
-      first += n;
-    }
+    expert_mlps(layer, /*loop=*/grouped_ == nullptr);
   }
   if (!allreduce())
     launch_gather_rows(s.expert_out.as<bf16_t>(), s.ungroup_source.as<int>(), s.combine_send.as<bf16_t>(),
                        s.rows.received, d.hidden, s.compute);
+}
+
+void RankRunner::expert_mlps(int layer, bool loop) {
+  RankState& s = state_;
+  const RankShape& d = s.shape;
+  const LayerWeights& w = s.weights[static_cast<std::size_t>(layer)];
+  if (!loop) {
+    grouped_->run(layer);
+    return;
+  }
+  std::int64_t first = 0;
+  for (std::size_t e = 0; e < s.rows.expert_rows.size(); ++e) {
+    const std::int64_t n = s.rows.expert_rows[e];
+    if (n == 0) continue;  // an expert with no rows launches nothing
+    const auto row = static_cast<std::size_t>(first);
+    gemm(s.expert_in.as<bf16_t>() + row * static_cast<std::size_t>(d.hidden),
+         w.expert_up + e * static_cast<std::size_t>(2 * d.ffn * d.hidden), s.expert_up.as<bf16_t>(), n,
+         2 * d.ffn, d.hidden);
+    launch_swiglu(s.expert_up.as<bf16_t>(), s.expert_act.as<bf16_t>(), n, d.ffn, s.compute);
+    gemm(s.expert_act.as<bf16_t>(), w.expert_down + e * static_cast<std::size_t>(d.hidden * d.ffn),
+         s.expert_out.as<bf16_t>() + row * static_cast<std::size_t>(d.hidden), n, d.hidden, d.ffn);
+    first += n;
+  }
+}
+
+std::string RankRunner::compare_grouped_with_loop() {
+  if (!grouped_ || state_.rows.received == 0) return "";
+  RankState& s = state_;
+  const std::size_t values = static_cast<std::size_t>(s.rows.received * s.shape.hidden);
+  fill_random(s.expert_in.get(), DataType::BF16, values,
+              config_.seed + 77u + static_cast<std::uint64_t>(rank_), 1.0f, s.compute);
+  std::vector<bf16_t> loop(values), grouped(values);
+  expert_mlps(0, /*loop=*/true);
+  CUDA_CHECK(cudaMemcpyAsync(loop.data(), s.expert_out.get(), values * 2, cudaMemcpyDeviceToHost, s.compute));
+  expert_mlps(0, /*loop=*/false);
+  CUDA_CHECK(
+      cudaMemcpyAsync(grouped.data(), s.expert_out.get(), values * 2, cudaMemcpyDeviceToHost, s.compute));
+  CUDA_CHECK(cudaStreamSynchronize(s.compute));
+  double squares = 0;
+  for (bf16_t v : loop) squares += static_cast<double>(bf16_to_float(v)) * bf16_to_float(v);
+  const double rms = std::sqrt(squares / static_cast<double>(values));
+  for (std::size_t i = 0; i < values; ++i) {
+    const double a = bf16_to_float(loop[i]), b = bf16_to_float(grouped[i]);
+    // Both accumulate in fp32 and round to bf16, but may sum in another order: a few bf16 ulps of the
+    // value, or of the typical value where outputs cancel to near zero.
+    if (!(std::fabs(a - b) <= 2e-2 * std::fabs(a) + 1e-2 * rms))
+      return "rank " + std::to_string(rank_) + " expert output " + std::to_string(i) + ": grouped " +
+             std::to_string(b) + ", loop " + std::to_string(a);
+  }
+  return "";
 }
 
 void RankRunner::shared_experts(int layer) {

@@ -23,6 +23,7 @@
 #include <map>
 #include <memory>
 
+#include "GroupedExperts.hpp"
 #include "RankState.hpp"
 #include "Transport.hpp"
 
@@ -45,6 +46,11 @@ class RankRunner {
   void join();
 
   RankState& state() { return state_; }
+  /**
+   * @brief Runs layer 0's experts on random rows both ways (grouped and one GEMM per expert) and returns
+   * the first output that differs beyond bf16 rounding, "" when all agree or the experts run as a loop.
+   */
+  std::string compare_grouped_with_loop();
   /** @brief The buffers holding the stack's output after a full pass (to scan for NaN/Inf). */
   std::vector<const DeviceBuffer*> final_outputs() const;
 
@@ -53,6 +59,8 @@ class RankRunner {
   void attention_ops(int layer, Op op);
   void moe_ops(int layer, Op op);
   void routed_experts(int layer);
+  /** @brief expert_in → expert_out through each local expert's MLP: per-expert GEMMs or grouped GEMMs. */
+  void expert_mlps(int layer, bool loop);
   void shared_experts(int layer);
   void residual(int layer, Op op);
   void collective(int layer, Comm comm);
@@ -77,6 +85,7 @@ class RankRunner {
   PassMode mode_ = PassMode::FULL;
   bool identity_ = false;
   std::map<std::array<std::int64_t, 3>, std::unique_ptr<LtMatmul>> gemms_;
+  std::unique_ptr<GroupedExperts> grouped_;  ///< null with --experts loop
 };
 
 }  // namespace moesim::kernels::layer

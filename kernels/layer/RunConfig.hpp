@@ -30,6 +30,7 @@ struct RunConfig {
   bool check = true;
   bool op_profile = false;  ///< per-step event timing of full and compute-only passes
   std::string attention = "unfused";
+  bool expert_loop = false;  ///< one GEMM per local expert instead of grouped GEMMs (GroupedExperts.hpp)
   std::vector<ScheduleKind> schedules;
   int warmup = 5;
   int iters = 20;

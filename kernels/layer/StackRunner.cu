@@ -309,6 +309,23 @@ CheckResult Stack::check_data_path(Transport transport) {
   return result;
 }
 
+CheckResult Stack::check_grouped_experts() {
+  std::vector<std::string> failures(static_cast<std::size_t>(config_.gpus));
+  on_every_rank([&](int r) {
+    failures[static_cast<std::size_t>(r)] =
+        runners_[static_cast<std::size_t>(r)]->compare_grouped_with_loop();
+  });
+  CheckResult result;
+  for (const std::string& failure : failures) {
+    if (failure.empty()) continue;
+    result.passed = false;
+    result.detail += (result.detail.empty() ? "" : "; ") + failure;
+  }
+  result.detail = result.passed ? "grouped expert GEMMs equal one GEMM per expert on every rank"
+                                : "grouped expert GEMMs differ from one GEMM per expert: " + result.detail;
+  return result;
+}
+
 CheckResult Stack::check_finite(ScheduleKind kind, const std::vector<Step>& steps) {
   configure_timed(kind, PassMode::FULL);
   on_every_rank([&](int r) {

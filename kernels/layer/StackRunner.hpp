@@ -67,6 +67,8 @@ class Stack {
   /** @brief Per-step event timing of `iterations` iterations of `steps` on `rank` (after warm-up). */
   OpProfile profile_ops(ScheduleKind kind, PassMode mode, const std::vector<Step>& steps, int rank,
                         int iterations);
+  /** @brief Grouped expert GEMMs give what one GEMM per expert gives, on random rows of every rank. */
+  CheckResult check_grouped_experts();
   /** @brief Runs one full iteration of `steps` under `kind`; then no NaN/Inf in the stack's output. */
   CheckResult check_finite(ScheduleKind kind, const std::vector<Step>& steps);
   /** @brief Bytes of device memory in use on the first GPU (for the log). */

@@ -2,7 +2,7 @@
 # Builds kernels/ on a GPU node and runs the chosen suites; everything lands in OUT_DIR.
 #
 #   kernels/tools/run_calibration.sh OUT_DIR LABEL SUITE...
-#   SUITE: gemm gemm_first grouped_gemm attention torch_sdpa memory launch persistent persistent2
+#   SUITE: gemm gemm_first grouped_gemm grouped_gemm_models attention torch_sdpa memory launch persistent persistent2
 #          collectives2 collectives4 contention1 contention2 contention4 contention4_priority
 #          power power4 (sustained-load board power and SM clock)
 #          nccl_info4 (NCCL_DEBUG=INFO init log: channels) torch_collectives4 (after collectives4)
@@ -59,6 +59,13 @@ for suite in "$@"; do
     power4) run power4 "$build/power_bench" -g 4 --loads idle,gemm:8192:8192:8192,gemm:4096:28672:4096,copy,peer,peer:0.5,gemm:8192:8192:8192:0.5 ;;
     gemm_first) run gemm_first "$build/gemm_bench" -w 5 -n 30 -G 64 --algos 1 ;;  # the heuristic's first pick, as the layer runner uses
     grouped_gemm) run grouped_gemm "$build/grouped_gemm_bench" -w 3 -n 20 -G 64 ;;
+    grouped_gemm_models)  # the layer runner's expert shapes at its EP1/2/4 local expert counts and rows
+      run grouped_gemm_qwen3 "$build/grouped_gemm_bench" -w 3 -n 20 -G 64 --ffn 768 --hidden 2048 \
+        --experts 32,64,128 --tokens_per_expert 512,4096
+      run grouped_gemm_mixtral "$build/grouped_gemm_bench" -w 3 -n 20 -G 64 --ffn 14336 --hidden 4096 \
+        --experts 2,4,8 --tokens_per_expert 1024,8192
+      run grouped_gemm_llama4 "$build/grouped_gemm_bench" -w 3 -n 20 -G 64 --ffn 8192 --hidden 5120 \
+        --experts 4,8,16 --tokens_per_expert 512,4096 ;;
     attention) run attention "$build/attention_bench" -w 2 -n 10 ;;
     memory) run memory "$build/memory_bench" -w 3 -n 20 -G 64 ;;
     launch) run launch "$build/launch_bench" -w 3 -n 30 ;;

@@ -25,9 +25,11 @@
 #                16384 (seq 4096) tokens/rank, balanced, the three schedules
 #   x4-order     the x4-profile configs without the profile, each with --pass-order blocked and then
 #                interleaved (the runner's default), files named blocked-… and interleaved-…
+#   x4-experts   qwen3-30b-a3b and mixtral-8x7b at 2048 tokens/rank, balanced, with --experts loop and
+#                then grouped (the runner's default), files named loop-… and grouped-…
 set -u
 if [ $# -ne 3 ]; then
-  echo "usage: $0 OUT_DIR LABEL x4|x4-small|x4-large|x4-ar|x2|x1|x1-profile|x4-profile|x4-order" >&2
+  echo "usage: $0 OUT_DIR LABEL x4|x4-small|x4-large|x4-ar|x2|x1|x1-profile|x4-profile|x4-order|x4-experts" >&2
   exit 2
 fi
 out_dir=$1 label=$2 matrix=$3
@@ -127,6 +129,15 @@ case $matrix in
         done
       done
     done ;;
+  x4-experts)
+    # Grouped expert GEMMs (the runner's default) against one GEMM per expert, side by side in one lease.
+    base_extra=$extra
+    for model in qwen3-30b-a3b mixtral-8x7b; do
+      for experts in loop grouped; do
+        extra="$base_extra --experts $experts"
+        config "$experts-a2a4-$model-t2048-balanced" 4 alltoall "$model" 2048 2048 balanced regular,farskip,farskip-ce
+      done
+    done ;;
   x1 | x1-profile)
     [[ $matrix == x1-profile ]] && extra="$extra --op-profile on"
     for model in qwen3-30b-a3b mixtral-8x7b llama4-scout; do
@@ -134,7 +145,7 @@ case $matrix in
       config "ep1-$model-t16384" 1 alltoall "$model" 16384 4096 balanced regular
     done ;;
   *)
-    echo "unknown matrix $matrix (x4, x4-small, x4-large, x4-ar, x2, x1, x1-profile, x4-profile, x4-order)" | tee -a "$work/summary.txt"
+    echo "unknown matrix $matrix (x4, x4-small, x4-large, x4-ar, x2, x1, x1-profile, x4-profile, x4-order, x4-experts)" | tee -a "$work/summary.txt"
     exit 2 ;;
 esac
 pack

@@ -247,18 +247,18 @@ void feed_forward_kernels(const ModelSpec& spec, LayerOp op, const OpContext& co
   if (op == LayerOp::ROUTED_EXPERTS) {
     const std::vector<std::int64_t> rows = local_expert_rows(context);
     if (rows.empty()) return;
-    if (!context.expert_loop) {
-      mlp_kernels(spec, rows, spec.moe.expert_ffn, /*grouped=*/true, list);
-      return;
-    }
+    const bool regroup = context.regroup_by_expert && rows.size() > 1;
     const double routed = static_cast<double>(std::accumulate(rows.begin(), rows.end(), std::int64_t{0})) *
                           spec.hidden * list.element_bytes();
-    // Rows arrive grouped by source rank: regroup them by expert, and back by source for Combine.
-    if (rows.size() > 1) list.memory("group_by_expert", routed, routed);
-    for (std::int64_t expert_rows : rows) {
-      if (expert_rows > 0) mlp_kernels(spec, {expert_rows}, spec.moe.expert_ffn, /*grouped=*/false, list);
+    if (regroup) list.memory("group_by_expert", routed, routed);
+    if (context.expert_loop) {
+      for (std::int64_t expert_rows : rows) {
+        if (expert_rows > 0) mlp_kernels(spec, {expert_rows}, spec.moe.expert_ffn, /*grouped=*/false, list);
+      }
+    } else {
+      mlp_kernels(spec, rows, spec.moe.expert_ffn, /*grouped=*/true, list);
     }
-    if (rows.size() > 1) list.memory("group_by_source", routed, routed);
+    if (regroup) list.memory("group_by_source", routed, routed);
   } else if (op == LayerOp::SHARED_EXPERTS) {
     const std::int64_t width = std::int64_t{spec.moe.shared_experts} * spec.moe.shared_ffn;
     if (width > 0) mlp_kernels(spec, all_tokens, width, /*grouped=*/false, list);

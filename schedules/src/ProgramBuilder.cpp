@@ -135,6 +135,7 @@ models::OpContext ProgramBuilder::context(LayerOp op) const {
   c.expert_tokens = traffic_.expert_tokens[r];
   c.experts_total_local = static_cast<int>(c.expert_tokens.size());
   c.expert_loop = s_.workload.expert_loop;
+  c.regroup_by_expert = s_.parallel.moe_comm == MoeComm::ALLTOALL;
   c.routed_rows = traffic_.routed_rows[r];
   // With TP, the dense MLPs split their columns tp ways: same FLOPs as 1/tp of the tokens.
   if (s_.parallel.tp > 1 && (op == LayerOp::SHARED_EXPERTS || op == LayerOp::DENSE_FFN))

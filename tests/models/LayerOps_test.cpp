@@ -175,6 +175,7 @@ TEST(LayerOps, RoutedExpertsAsOneGemmPerExpert) {
   OpContext context = tokens_context(100);
   context.expert_tokens = {100, 0, 300, 200};
   context.expert_loop = true;
+  context.regroup_by_expert = true;
   const auto forward = layer_op_kernels(v2_lite(), LayerOp::ROUTED_EXPERTS, Pass::FORWARD, context);
   ASSERT_EQ(forward.size(), 1u + 3u * 3u + 1u);
   EXPECT_EQ(forward[0].name, "routed_experts.group_by_expert");
@@ -187,6 +188,27 @@ TEST(LayerOps, RoutedExpertsAsOneGemmPerExpert) {
   EXPECT_EQ(forward[7].gemm.m, 200);
   // fc1 + fc2 of all experts: 6,920,601,600 + 3,460,300,800.
   EXPECT_DOUBLE_EQ(total_flops(forward), 10'380'902'400.0);
+}
+
+TEST(LayerOps, GroupedExpertsRegroupOnlyAfterAnAllToAll) {
+  // Grouped: the same two gathers of 600·2048·2 bytes each way around fc1, swiglu and fc2 when rows come by
+  // source rank; all-reduce style rows are already in expert order (no gathers); one local expert needs none.
+  OpContext context = tokens_context(100);
+  context.expert_tokens = {100, 0, 300, 200};
+  context.regroup_by_expert = true;
+  const auto after_alltoall = layer_op_kernels(v2_lite(), LayerOp::ROUTED_EXPERTS, Pass::FORWARD, context);
+  ASSERT_EQ(after_alltoall.size(), 5u);
+  EXPECT_EQ(after_alltoall[0].name, "routed_experts.group_by_expert");
+  EXPECT_DOUBLE_EQ(after_alltoall[0].bytes, 4'915'200.0);
+  EXPECT_EQ(after_alltoall[1].kind, KernelClass::GROUPED_GEMM);
+  EXPECT_EQ(after_alltoall[4].name, "routed_experts.group_by_source");
+  context.regroup_by_expert = false;
+  const auto expert_order = layer_op_kernels(v2_lite(), LayerOp::ROUTED_EXPERTS, Pass::FORWARD, context);
+  ASSERT_EQ(expert_order.size(), 3u);
+  EXPECT_EQ(expert_order[0].kind, KernelClass::GROUPED_GEMM);
+  context.regroup_by_expert = true;
+  context.expert_tokens = {600};
+  EXPECT_EQ(layer_op_kernels(v2_lite(), LayerOp::ROUTED_EXPERTS, Pass::FORWARD, context).size(), 3u);
 }
 
 TEST(LayerOps, RoutedRowsSpreadEvenlyWhenNoPerExpertCounts) {

@@ -87,6 +87,13 @@ struct OpContext {
    * implementations without a grouped GEMM run, paying a launch per kernel.
    */
   bool expert_loop = false;
+  /**
+   * @brief ROUTED_EXPERTS: the received rows arrive ordered by source rank (all-to-all Dispatch), so with
+   * more than one local expert a gather groups them by expert before the expert GEMMs and another puts
+   * them back in source order for Combine (Megatron's sort_chunks_by_idxs; the layer runner's
+   * gather_rows). All-reduce style MoE permutes straight into expert order and needs neither.
+   */
+  bool regroup_by_expert = false;
 };
 
 /**
