@@ -27,7 +27,7 @@ struct Options {
   std::string model_file, moe_comm = "alltoall", routing = "balanced",
                           schedules = "regular,farskip,farskip-ce";
   std::string sync_splits = "on", check = "on", attention = "unfused", op_profile = "off", json_path,
-              pass_order = "interleaved", experts = "grouped";
+              pass_order = "interleaved", experts = "loop";
   std::int64_t gpus = 1, first_gpu = 0, tokens = 8192, seq = 4096, layers = 4, seed = 1, warmup = 5,
                iters = 20;
 };
@@ -47,9 +47,10 @@ void declare(ArgParser& p, Options& o) {
   p.add_string("sync-splits", 0, &o.sync_splits, "on|off: host sync on the split sizes before Dispatch");
   p.add_string("check", 0, &o.check, "on|off: identity data-path check and NaN/Inf scan");
   p.add_string("attention", 0, &o.attention, "attention implementation: unfused");
-  p.add_string("experts", 0, &o.experts,
-               "grouped (one grouped GEMM per projection over all local experts) or loop (one GEMM per "
-               "expert)");
+  p.add_string(
+      "experts", 0, &o.experts,
+      "loop (one cuBLASLt GEMM per expert, as Megatron's SequentialMLP; default) or grouped (one cuBLAS "
+      "grouped-batched GEMM per projection over all local experts)");
   p.add_string("op-profile", 0, &o.op_profile,
                "on|off: also time every step of 5 iterations on rank 0 (full and compute-only passes)");
   p.add_string("pass-order", 0, &o.pass_order,

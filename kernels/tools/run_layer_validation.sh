@@ -25,8 +25,8 @@
 #                16384 (seq 4096) tokens/rank, balanced, the three schedules
 #   x4-order     the x4-profile configs without the profile, each with --pass-order blocked and then
 #                interleaved (the runner's default), files named blocked-… and interleaved-…
-#   x4-experts   qwen3-30b-a3b and mixtral-8x7b at 2048 tokens/rank, balanced, with --experts loop and
-#                then grouped (the runner's default), files named loop-… and grouped-…
+#   x4-experts   qwen3-30b-a3b and mixtral-8x7b at 2048 tokens/rank, balanced, with --experts loop (the
+#                runner's default) and then grouped, files named loop-… and grouped-…
 set -u
 if [ $# -ne 3 ]; then
   echo "usage: $0 OUT_DIR LABEL x4|x4-small|x4-large|x4-ar|x2|x1|x1-profile|x4-profile|x4-order|x4-experts" >&2
@@ -130,7 +130,7 @@ case $matrix in
       done
     done ;;
   x4-experts)
-    # Grouped expert GEMMs (the runner's default) against one GEMM per expert, side by side in one lease.
+    # One GEMM per expert (the runner's default) against cuBLAS grouped GEMMs, side by side in one lease.
     base_extra=$extra
     for model in qwen3-30b-a3b mixtral-8x7b; do
       for experts in loop grouped; do

@@ -78,12 +78,13 @@ std::string lower(std::string text) {
 std::string MeasuredRun::config_key() const {
   return model + "|" + moe_comm + "|" + std::to_string(gpus) + "|" + std::to_string(layers) + "|" +
          std::to_string(tokens_per_rank) + "|" + std::to_string(seq) + "|" + routing + "|" +
-         std::to_string(seed) + "|" + device;
+         std::to_string(seed) + "|" + attention + "|" + experts + "|" + device;
 }
 
 std::string MeasuredRun::label() const {
   return model + " " + (moe_comm == "alltoall" ? "EP" : "TP=EP") + std::to_string(gpus) + " T" +
-         std::to_string(tokens_per_rank) + " s" + std::to_string(seq) + " " + routing + " " + schedule;
+         std::to_string(tokens_per_rank) + " s" + std::to_string(seq) + " " + routing + " " + schedule +
+         (experts == "grouped" ? " (grouped experts)" : "");
 }
 
 std::vector<MeasuredRun> read_layer_runner_results(const std::string& file) {

@@ -75,6 +75,18 @@ TEST(Measured, SpeedupIsPredictedAgainstTheSameConfigsRegular) {
   EXPECT_GT(comparisons[0].predicted_ms, comparisons[1].predicted_ms);
 }
 
+TEST(Measured, ASpeedupPairsOnlyRunsWithTheSameExpertKernels) {
+  // A FarSkip run with grouped expert GEMMs has no regular run of its kind here: no predicted speedup,
+  // rather than one against the per-expert-loop regular run.
+  auto runs = read_layer_runner_results(kFixture);
+  runs[1].experts = "grouped";
+  EXPECT_NE(runs[0].config_key(), runs[1].config_key());
+  EXPECT_NE(runs[1].label().find("grouped experts"), std::string::npos);
+  const auto comparisons = compare_measured(runs);
+  EXPECT_FALSE(comparisons[1].predicted_speedup);
+  EXPECT_TRUE(comparisons[2].predicted_speedup);
+}
+
 TEST(Measured, RefusesFailedChecksAndUnknownGpus) {
   auto runs = read_layer_runner_results(kFixture);
   runs[1].check_passed = false;
