@@ -8,12 +8,10 @@
 //                 the variable-size API the layer runner's --experts grouped uses; CUDA builds only)
 // The same data layout serves both: X [E, T, K], W [E, N, K], Y [E, T, N], row-major, bf16.
 #include <memory>
-#if !defined(MOESIM_USE_HIP)
-#include <cublas_v2.h>
-#endif
 
 #include "BenchRunner.hpp"
 #include "DeviceInfo.hpp"
+#include "GroupedGemm.hpp"
 #include "LtMatmul.hpp"
 #include "OperandSets.hpp"
 #include "moesim/kernels/DatasheetPeaks.hpp"
@@ -25,11 +23,6 @@ namespace {
 constexpr const char* kImpls[] = {"loop", "batched"};
 #else
 constexpr const char* kImpls[] = {"loop", "batched", "grouped"};
-
-void check_cublas_status(cublasStatus_t status, const char* call) {
-  if (status != CUBLAS_STATUS_SUCCESS)
-    throw std::runtime_error(std::string(call) + ": " + cublasGetStatusString(status));
-}
 #endif
 
 struct GroupedCase {
@@ -50,8 +43,7 @@ class GroupedGemmBench : public CaseBench {
     l2_bytes_ = describe_gpu(device).l2_bytes;
     workspace_ = DeviceBuffer(device, LtMatmul::kWorkspaceBytes);
 #if !defined(MOESIM_USE_HIP)
-    check_cublas_status(cublasCreate(&blas_), "cublasCreate");
-    check_cublas_status(cublasSetStream(blas_, stream_), "cublasSetStream");
+    grouped_ = std::make_unique<GroupedGemm>(stream_);
 #endif
     for (auto [ffn, hidden] : ffn_hidden) {
       for (std::int64_t e : experts) {
@@ -68,7 +60,7 @@ class GroupedGemmBench : public CaseBench {
   }
   ~GroupedGemmBench() override {
 #if !defined(MOESIM_USE_HIP)
-    (void)cublasDestroy(blas_);
+    grouped_.reset();  // before its stream
 #endif
     (void)cudaStreamDestroy(stream_);
   }
@@ -191,34 +183,16 @@ class GroupedGemmBench : public CaseBench {
       for (std::size_t e = 0; e < experts; ++e) table.push_back(x_[set].as<bf16_t>() + e * one.a_elements());
       for (std::size_t e = 0; e < experts; ++e) table.push_back(y_.as<bf16_t>() + e * one.y_elements());
     }
-    pointers_ = DeviceBuffer(device_, table.size() * sizeof(void*));
-    CUDA_CHECK(cudaMemcpy(pointers_.get(), table.data(), pointers_.bytes(), cudaMemcpyHostToDevice));
-    transpose_.assign(experts, CUBLAS_OP_T);
-    keep_.assign(experts, CUBLAS_OP_N);
-    n_.assign(experts, static_cast<int>(c.n));
-    rows_.assign(experts, static_cast<int>(c.tokens_per_expert));
-    k_.assign(experts, static_cast<int>(c.k));
-    one_.assign(experts, 1);
-    alpha_.assign(experts, 1.0f);
-    beta_.assign(experts, 0.0f);
+    pointers_ = upload_pointer_table(device_, table);
+    grouped_->set_shapes(std::vector<int>(experts, static_cast<int>(c.tokens_per_expert)),
+                         static_cast<int>(c.n), static_cast<int>(c.k));
   }
 
-  // Row-major Y_e[T, N] = X_e[T, K]·W_e[N, K]ᵀ is column-major Y_eᵀ[N, T] = op_T(W_e)·X_e.
   void run_grouped(const GroupedCase& c, std::size_t set) {
-    const auto e = static_cast<std::size_t>(c.experts);
-    void* const* base = pointers_.as<void*>() + set * 3 * e;
-    check_cublas_status(
-        cublasGemmGroupedBatchedEx(blas_, transpose_.data(), keep_.data(), n_.data(), rows_.data(), k_.data(),
-                                   alpha_.data(), base, CUDA_R_16BF, k_.data(), base + e, CUDA_R_16BF,
-                                   k_.data(), beta_.data(), base + 2 * e, CUDA_R_16BF, n_.data(),
-                                   static_cast<int>(c.experts), one_.data(), CUBLAS_COMPUTE_32F),
-        "cublasGemmGroupedBatchedEx");
+    grouped_->run(pointers_.as<void*>() + set * 3 * static_cast<std::size_t>(c.experts));
   }
 
-  cublasHandle_t blas_ = nullptr;
-  std::vector<cublasOperation_t> transpose_, keep_;
-  std::vector<int> n_, rows_, k_, one_;
-  std::vector<float> alpha_, beta_;
+  std::unique_ptr<GroupedGemm> grouped_;
 #endif
   DeviceBuffer pointers_;
   bool grouped_case_ = false;
@@ -265,9 +239,8 @@ int main(int argc, char** argv) {
     const double peak_tflops = peak ? peak->bf16_dense_tflops : 0.0;
     s.log().add_context("peak_bf16_tflops", peak_tflops);
     s.log().comment(
-        "loop = one cuBLASLt call per expert on one stream; batched = one strided-batched call; grouped = "
-        "one "
-        "cuBLAS grouped-batched call (a group per expert)");
+        "loop = one cuBLASLt call per expert on one stream; batched = one strided-batched call; "
+        "grouped = one cuBLAS grouped-batched call (a group per expert)");
     if (ffn.size() != hidden.size())
       throw ArgError("--ffn and --hidden pair up: got " + std::to_string(ffn.size()) + " and " +
                      std::to_string(hidden.size()) + " values");

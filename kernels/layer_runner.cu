@@ -98,7 +98,7 @@ RunConfig make_config(const Options& o) {
   if (o.experts != "grouped" && o.experts != "loop")
     throw ArgError("--experts " + o.experts + ": expected grouped or loop");
   c.expert_loop = o.experts == "loop";
-  if (!c.expert_loop && !grouped_experts_available())
+  if (!c.expert_loop && !grouped_gemm_available())
     throw ArgError("--experts grouped: this build has no grouped GEMM (ROCm): use --experts loop");
   c.warmup = static_cast<int>(o.warmup);
   c.iters = static_cast<int>(o.iters);

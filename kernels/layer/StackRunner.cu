@@ -4,6 +4,7 @@
 #include <exception>
 #include <map>
 #include <mutex>
+#include <numeric>
 #include <thread>
 
 #include "BenchRunner.hpp"
@@ -266,6 +267,19 @@ std::string compare_rows(const std::vector<std::int64_t>& tokens, const std::vec
 
 }  // namespace
 
+namespace {
+
+// A check over every rank: `passed` when no rank reported a failure, else `failed_prefix` and the failures.
+CheckResult rank_failures(const std::vector<std::string>& failures, const std::string& passed,
+                          const std::string& failed_prefix) {
+  std::string joined;
+  for (const std::string& failure : failures)
+    if (!failure.empty()) joined += (joined.empty() ? "" : "; ") + failure;
+  return joined.empty() ? CheckResult{true, passed} : CheckResult{false, failed_prefix + joined};
+}
+
+}  // namespace
+
 CheckResult Stack::check_data_path(Transport transport) {
   const bool alltoall = config_.comm == MoeComm::ALLTOALL;
   const ScheduleKind kind =
@@ -295,18 +309,11 @@ CheckResult Stack::check_data_path(Transport transport) {
     if (!failure.empty()) failures[static_cast<std::size_t>(r)] = "rank " + std::to_string(r) + " " + failure;
   });
   const std::string name = transport == Transport::COPY_ENGINE ? "copy-engine" : "NCCL";
-  CheckResult result;
-  std::int64_t total = 0;
-  for (std::size_t r = 0; r < failures.size(); ++r) {
-    total += checked[r];
-    if (failures[r].empty()) continue;
-    result.passed = false;
-    result.detail += (result.detail.empty() ? "" : "; ") + failures[r];
-  }
-  result.detail = result.passed ? name + " identity-expert data path: " + std::to_string(total) +
-                                      " values on sampled tokens of every rank equal x·Σw"
-                                : name + " identity-expert data path wrong: " + result.detail;
-  return result;
+  const std::int64_t total = std::accumulate(checked.begin(), checked.end(), std::int64_t{0});
+  return rank_failures(failures,
+                       name + " identity-expert data path: " + std::to_string(total) +
+                           " values on sampled tokens of every rank equal x·Σw",
+                       name + " identity-expert data path wrong: ");
 }
 
 CheckResult Stack::check_grouped_experts() {
@@ -315,15 +322,8 @@ CheckResult Stack::check_grouped_experts() {
     failures[static_cast<std::size_t>(r)] =
         runners_[static_cast<std::size_t>(r)]->compare_grouped_with_loop();
   });
-  CheckResult result;
-  for (const std::string& failure : failures) {
-    if (failure.empty()) continue;
-    result.passed = false;
-    result.detail += (result.detail.empty() ? "" : "; ") + failure;
-  }
-  result.detail = result.passed ? "grouped expert GEMMs equal one GEMM per expert on every rank"
-                                : "grouped expert GEMMs differ from one GEMM per expert: " + result.detail;
-  return result;
+  return rank_failures(failures, "grouped expert GEMMs equal one GEMM per expert on every rank",
+                       "grouped expert GEMMs differ from one GEMM per expert: ");
 }
 
 CheckResult Stack::check_finite(ScheduleKind kind, const std::vector<Step>& steps) {

@@ -27,14 +27,20 @@ KernelWork peak_gemm(double ns) {
   return work;
 }
 
+// One rank, one stream, one 1 ms kernel at the dense peak.
+Program one_peak_gemm() {
+  Program p(1, false);
+  p.set_streams(0, {"compute"});
+  p.add_kernel(0, 0, "gemm", "gemm", peak_gemm(1e6), 1);
+  return p;
+}
+
 }  // namespace
 
 TEST(Power, ComputeBoundKernelSlowsUntilItsPowerIsTheLimit) {
   // Alone for 1 ms at speed v: P = 100 + 1000·v² (energy 1 J·v over 1 ms / v). At a 600 W limit
   // v = sqrt(0.5), and the kernel takes 1 ms / v = 1.41421 ms.
-  Program p(1, false);
-  p.set_streams(0, {"compute"});
-  p.add_kernel(0, 0, "gemm", "gemm", peak_gemm(1e6), 1);
+  const Program p = one_peak_gemm();
   PowerOutcome outcome;
   RunResult r = run_power_capped(test_platform(), p, {}, square_law(600), outcome);
   EXPECT_TRUE(outcome.converged);
@@ -55,18 +61,14 @@ TEST(Power, IdleGapsLetTheClockStayHigher) {
   run_power_capped(test_platform(), gapped, {}, square_law(500), with_gap);
   EXPECT_NEAR(with_gap.speed[0], (0.4 + std::sqrt(1.76)) / 2, 2e-3);
 
-  Program dense(1, false);
-  dense.set_streams(0, {"compute"});
-  dense.add_kernel(0, 0, "gemm", "gemm", peak_gemm(1e6), 1);
+  const Program dense = one_peak_gemm();
   PowerOutcome without_gap;
   run_power_capped(test_platform(), dense, {}, square_law(500), without_gap);
   EXPECT_NEAR(without_gap.speed[0], std::sqrt(0.4), 2e-3);
 }
 
 TEST(Power, UnderTheLimitNothingChangesAndOneRunSuffices) {
-  Program p(1, false);
-  p.set_streams(0, {"compute"});
-  p.add_kernel(0, 0, "gemm", "gemm", peak_gemm(1e6), 1);
+  const Program p = one_peak_gemm();
   PowerOutcome outcome;
   RunResult capped = run_power_capped(test_platform(), p, {}, square_law(1200), outcome);
   EXPECT_EQ(outcome.runs, 1);
@@ -108,9 +110,7 @@ TEST(Power, CollectiveBytesCountOnBothSidesOfTheWire) {
 }
 
 TEST(Power, RejectsALimitBelowIdle) {
-  Program p(1, false);
-  p.set_streams(0, {"compute"});
-  p.add_kernel(0, 0, "gemm", "gemm", peak_gemm(1e6), 1);
+  const Program p = one_peak_gemm();
   PowerOutcome outcome;
   EXPECT_ANY_THROW(run_power_capped(test_platform(), p, {}, square_law(50), outcome));
 }
