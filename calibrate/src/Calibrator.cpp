@@ -279,11 +279,11 @@ void fit_grouped_gemm(Context& c) {
   const double sustained = p.sustained_peak_flops("bf16");
   std::vector<double> ratios;
   std::vector<const GroupedGemmCase*> used;
-  int loop_cases = 0;
+  int unfitted_cases = 0;
   for (const GroupedGemmCase& g : c.in.bench.grouped_gemm) {
     if (g.dtype != "bf16") continue;
-    if (g.impl != "batched") {
-      ++loop_cases;
+    if (g.impl != "batched") {  // loop: one kernel per expert; grouped: cuBLAS's slower grouped call
+      ++unfitted_cases;
       continue;
     }
     const double flops = gemm_flops(static_cast<double>(g.experts * g.tokens_per_expert), g.n, g.k);
@@ -309,8 +309,9 @@ void fit_grouped_gemm(Context& c) {
       num(p.efficiency.grouped_gemm_factor, 4) + " = geometric mean over " + std::to_string(ratios.size()) +
       " one-kernel (strided-batched cuBLASLt) expert GEMMs of measured efficiency / "
       "min(eff(E*T, n, k), eff(T, N, N)) with the calibrated GEMM table" +
-      (raw > 1 ? " (" + num(raw, 4) + ", capped at 1)" : "") + "; the " + std::to_string(loop_cases) +
-      " one-kernel-per-expert (loop) cases are not fitted." + c.clock_text["grouped_gemm"];
+      (raw > 1 ? " (" + num(raw, 4) + ", capped at 1)" : "") + "; the " + std::to_string(unfitted_cases) +
+      " other cases (one kernel per expert, or cuBLAS's grouped call) are not fitted." +
+      c.clock_text["grouped_gemm"];
   c.calibrated_parts.push_back("grouped GEMM factor");
 }
 
