@@ -68,6 +68,41 @@ MeasuredRun read_record(JsonObject record, const std::string& device) {
   return r;
 }
 
+double median(std::vector<double> values) {
+  std::sort(values.begin(), values.end());
+  const std::size_t n = values.size();
+  return n % 2 == 1 ? values[n / 2] : 0.5 * (values[n / 2 - 1] + values[n / 2]);
+}
+
+MeasuredConfigSummary summarize_group(const std::vector<const MeasuredComparison*>& group) {
+  MeasuredConfigSummary s;
+  s.label = group.front()->run.label();
+  s.device = group.front()->run.device;
+  s.hw = group.front()->hw;
+  s.schedule = group.front()->run.schedule;
+  s.runs = static_cast<int>(group.size());
+  std::vector<double> measured, predicted, speedups, predicted_speedups;
+  for (const MeasuredComparison* c : group) {
+    measured.push_back(c->run.stack_ms);
+    predicted.push_back(c->predicted_ms);
+    if (c->run.speedup_vs_regular && c->predicted_speedup) {
+      speedups.push_back(*c->run.speedup_vs_regular);
+      predicted_speedups.push_back(*c->predicted_speedup);
+    }
+  }
+  s.measured_ms_median = median(measured);
+  s.measured_ms_min = *std::min_element(measured.begin(), measured.end());
+  s.measured_ms_max = *std::max_element(measured.begin(), measured.end());
+  s.predicted_ms = median(predicted);
+  if (!speedups.empty()) {
+    s.speedup_median = median(speedups);
+    s.speedup_min = *std::min_element(speedups.begin(), speedups.end());
+    s.speedup_max = *std::max_element(speedups.begin(), speedups.end());
+    s.predicted_speedup_median = median(predicted_speedups);
+  }
+  return s;
+}
+
 std::string lower(std::string text) {
   std::transform(text.begin(), text.end(), text.begin(), [](unsigned char c) { return std::tolower(c); });
   return text;
@@ -78,7 +113,8 @@ std::string lower(std::string text) {
 std::string MeasuredRun::config_key() const {
   return model + "|" + moe_comm + "|" + std::to_string(gpus) + "|" + std::to_string(layers) + "|" +
          std::to_string(tokens_per_rank) + "|" + std::to_string(seq) + "|" + routing + "|" +
-         std::to_string(seed) + "|" + attention + "|" + experts + "|" + device;
+         std::to_string(seed) + "|" + attention + "|" + experts + "|" + (sync_splits ? "sync" : "async") +
+         "|" + device;
 }
 
 std::string MeasuredRun::label() const {
@@ -176,6 +212,22 @@ std::vector<MeasuredComparison> compare_measured(const std::vector<MeasuredRun>&
     if (c.run.schedule != "regular" && it != regular_predicted.end())
       c.predicted_speedup = it->second / c.predicted_ms;
   }
+  return out;
+}
+
+std::vector<MeasuredConfigSummary> summarize_by_config(const std::vector<MeasuredComparison>& comparisons) {
+  std::vector<std::vector<const MeasuredComparison*>> groups;
+  std::map<std::string, std::size_t> group_of;
+  for (const MeasuredComparison& c : comparisons) {
+    // Newlines appear in none of the parts, so the joined key cannot make two groups collide.
+    const std::string key = c.hw + "\n" + c.run.config_key() + "\n" + c.run.schedule;
+    const auto [it, added] = group_of.emplace(key, groups.size());
+    if (added) groups.emplace_back();
+    groups[it->second].push_back(&c);
+  }
+  std::vector<MeasuredConfigSummary> out;
+  out.reserve(groups.size());
+  for (const auto& group : groups) out.push_back(summarize_group(group));
   return out;
 }
 

@@ -102,6 +102,18 @@ assert rows and all(set(r) == {'source', 'scenario', 'metric', 'published_or_mea
 done
 expect_error 2 'nodir/rows.json: cannot be opened' validate --published --json "$work/nodir/rows.json"
 
+# --judge configs adds a table of medians over repeated runs: two leases of the same three records.
+runs4=${runs/-run2\//-run4/}
+if "$moesim" validate --measured "$runs" "$runs4" --judge configs --json "$work/configs.json" > "$work/configs.txt" &&
+  grep -q '^# per config: median over repeated runs$' "$work/configs.txt" &&
+  grep -qE '^# 6 records in 3 configs, mean \|time error\| ' "$work/configs.txt" && python3 -c "
+import json
+rows = [r for r in json.load(open('$work/configs.json')) if 'runs' in r]
+assert sorted(r['metric'] for r in rows) == ['speedup_median'] * 2 + ['stack_ms_median'] * 3, rows
+assert all(r['runs'] == 2 for r in rows), rows
+"; then ok; else bad "validate --judge configs: per-config table and rows"; fi
+expect_error 2 'judge: bogus not in \{records,configs\}' validate --measured "$runs" --judge bogus
+
 # moesim bench runs the built programs it finds; stand-ins record their arguments and write a result file.
 kernels="$work/kernels"
 mkdir -p "$kernels"

@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <optional>
 #include <tuple>
 
 #include "moesim/common/Error.hpp"
@@ -104,6 +105,120 @@ TEST(Measured, RefusesFailedChecksAndUnknownGpus) {
   std::ofstream(bad) << R"({"results": [{"model": "qwen3-30b-a3b", "moe_comm": "ring"}]})";
   EXPECT_EQ(config_error([&] { read_layer_runner_results(bad); }),
             bad + ": /results/0/moe_comm = \"ring\": expected alltoall or allreduce");
+}
+
+namespace {
+/** A record of qwen3-30b-a3b EP4 T2048 next to a prediction, with the numbers a test picks. */
+MeasuredComparison record(const std::string& schedule, double stack_ms, double predicted_ms,
+                          std::optional<double> speedup = {}, std::optional<double> predicted_speedup = {},
+                          const std::string& hw = "h200 (calibrated)") {
+  MeasuredComparison c;
+  c.run.device = "NVIDIA H200";
+  c.run.model = "qwen3-30b-a3b";
+  c.run.moe_comm = "alltoall";
+  c.run.phase = "forward";
+  c.run.schedule = schedule;
+  c.run.routing = "balanced";
+  c.run.gpus = c.run.ep = 4;
+  c.run.tokens_per_rank = c.run.seq = 2048;
+  c.run.stack_ms = stack_ms;
+  c.run.speedup_vs_regular = speedup;
+  c.hw = hw;
+  c.predicted_ms = predicted_ms;
+  c.predicted_speedup = predicted_speedup;
+  return c;
+}
+}  // namespace
+
+TEST(MeasuredConfigs, ThreeRunsOfAConfigGiveTheirMedianMinAndMax) {
+  // Three leases; each FarSkip record's speedup is its own lease's regular over it.
+  const std::vector<MeasuredComparison> cs = {
+      record("regular", 10, 10.5), record("farskip", 9, 8, 10.0 / 9, 1.3),
+      record("regular", 12, 10.8), record("farskip", 8, 9, 12.0 / 8, 1.1),
+      record("regular", 11, 10.5), record("farskip", 10, 8.5, 11.0 / 10, 1.2),
+  };
+  const auto configs = summarize_by_config(cs);
+  ASSERT_EQ(configs.size(), 2u);
+  const MeasuredConfigSummary& regular = configs[0];
+  EXPECT_EQ(regular.schedule, "regular");
+  EXPECT_EQ(regular.label, "qwen3-30b-a3b EP4 T2048 s2048 balanced regular");
+  EXPECT_EQ(regular.hw, "h200 (calibrated)");
+  EXPECT_EQ(regular.runs, 3);
+  EXPECT_DOUBLE_EQ(regular.measured_ms_median, 11);
+  EXPECT_DOUBLE_EQ(regular.measured_ms_min, 10);
+  EXPECT_DOUBLE_EQ(regular.measured_ms_max, 12);
+  EXPECT_DOUBLE_EQ(regular.predicted_ms, 10.5);
+  EXPECT_DOUBLE_EQ(regular.error_pct(), 100.0 * (10.5 - 11) / 11);
+  EXPECT_FALSE(regular.speedup_median);
+  EXPECT_FALSE(regular.predicted_speedup_median);
+
+  const MeasuredConfigSummary& farskip = configs[1];
+  EXPECT_EQ(farskip.schedule, "farskip");
+  EXPECT_EQ(farskip.runs, 3);
+  EXPECT_DOUBLE_EQ(farskip.measured_ms_median, 9);
+  EXPECT_DOUBLE_EQ(farskip.predicted_ms, 8.5);
+  // Speedups 1.111, 1.5, 1.1: the median is lease 1's 10/9, while the ratio of the median times,
+  // 11/9 = 1.222, would pair lease 3's regular with lease 1's FarSkip.
+  ASSERT_TRUE(farskip.speedup_median && farskip.speedup_min && farskip.speedup_max);
+  EXPECT_DOUBLE_EQ(*farskip.speedup_median, 10.0 / 9);
+  EXPECT_GT(std::abs(*farskip.speedup_median - 11.0 / 9), 0.1);
+  EXPECT_DOUBLE_EQ(*farskip.speedup_min, 1.1);
+  EXPECT_DOUBLE_EQ(*farskip.speedup_max, 1.5);
+  EXPECT_DOUBLE_EQ(*farskip.predicted_speedup_median, 1.2);
+}
+
+TEST(MeasuredConfigs, AnEvenCountTakesTheMeanOfTheTwoMiddleValues) {
+  const std::vector<MeasuredComparison> cs = {
+      record("farskip", 9, 8, 1.04, 1.3),
+      record("farskip", 12, 9, 1.5, 1.1),
+      record("farskip", 8, 7, 1.1, 1.2),
+      record("farskip", 10, 10, 1.2, 1.0),
+      record("farskip", 7, 6),  // no speedup: counts for the times only
+  };
+  auto configs = summarize_by_config({cs.begin(), cs.end() - 1});
+  ASSERT_EQ(configs.size(), 1u);
+  EXPECT_EQ(configs[0].runs, 4);
+  EXPECT_DOUBLE_EQ(configs[0].measured_ms_median, 9.5);  // (9 + 10) / 2 of 8 9 10 12
+  EXPECT_DOUBLE_EQ(configs[0].measured_ms_min, 8);
+  EXPECT_DOUBLE_EQ(configs[0].measured_ms_max, 12);
+  EXPECT_DOUBLE_EQ(configs[0].predicted_ms, 8.5);                // (8 + 9) / 2 of 7 8 9 10
+  EXPECT_DOUBLE_EQ(*configs[0].speedup_median, 1.15);            // (1.1 + 1.2) / 2
+  EXPECT_DOUBLE_EQ(*configs[0].predicted_speedup_median, 1.15);  // (1.1 + 1.2) / 2
+  EXPECT_DOUBLE_EQ(*configs[0].speedup_min, 1.04);
+
+  configs = summarize_by_config(cs);
+  ASSERT_EQ(configs.size(), 1u);
+  EXPECT_EQ(configs[0].runs, 5);
+  EXPECT_DOUBLE_EQ(configs[0].measured_ms_median, 9);  // of 7 8 9 10 12
+  EXPECT_DOUBLE_EQ(configs[0].measured_ms_min, 7);
+  EXPECT_DOUBLE_EQ(*configs[0].speedup_median, 1.15);  // the fifth run has none
+}
+
+TEST(MeasuredConfigs, GroupsOnlyTheSameConfigScheduleAndProfile) {
+  MeasuredComparison other_tokens = record("farskip", 5, 5, 1.2, 1.2);
+  other_tokens.run.tokens_per_rank = 1024;
+  const std::vector<MeasuredComparison> cs = {
+      record("farskip", 9, 8, 1.2, 1.3),
+      record("farskip", 3, 3, 1.4, 1.4, "h100 (calibrated)"),
+      record("farskip-ce", 4, 4),
+      record("farskip", 11, 10, 1.0, 1.1),
+      other_tokens,
+      record("farskip", 10, 9, 1.1, 1.2),
+  };
+  const auto configs = summarize_by_config(cs);
+  ASSERT_EQ(configs.size(), 4u);  // in order of first appearance
+  EXPECT_EQ(configs[0].runs, 3);
+  EXPECT_DOUBLE_EQ(configs[0].measured_ms_median, 10);
+  EXPECT_DOUBLE_EQ(*configs[0].speedup_median, 1.1);
+  EXPECT_EQ(configs[1].hw, "h100 (calibrated)");
+  EXPECT_EQ(configs[1].runs, 1);
+  EXPECT_DOUBLE_EQ(configs[1].measured_ms_median, 3);
+  EXPECT_EQ(configs[2].schedule, "farskip-ce");
+  EXPECT_DOUBLE_EQ(configs[2].measured_ms_median, 4);
+  EXPECT_FALSE(configs[2].speedup_median);
+  EXPECT_EQ(configs[3].label, "qwen3-30b-a3b EP4 T1024 s2048 balanced farskip");
+  EXPECT_EQ(configs[3].runs, 1);
+  EXPECT_TRUE(summarize_by_config({}).empty());
 }
 
 TEST(UnfusedAttention, SplitsIntoTheRunnersChunksAndKeepsItsTime) {

@@ -79,4 +79,29 @@ struct MeasuredComparison {
 std::vector<MeasuredComparison> compare_measured(const std::vector<MeasuredRun>& runs,
                                                  const std::string& hw_override = "");
 
+/**
+ * @brief One config and schedule on one profile over its repeated runs (leases). A config's measured
+ * speedup spreads between leases by more than the speedup tolerance, so the model is judged on medians.
+ * The speedup is the median of the per-run speedups, each of which pairs records of the same lease, not
+ * the ratio of the median times: that ratio would pair one lease's regular with another lease's FarSkip.
+ */
+struct MeasuredConfigSummary {
+  std::string label;   ///< MeasuredRun::label() of the runs
+  std::string device;  ///< GPU name the runner reported
+  std::string hw;      ///< profile name used
+  std::string schedule;
+  int runs = 0;
+  double measured_ms_median = 0, measured_ms_min = 0, measured_ms_max = 0;
+  double predicted_ms = 0;  ///< median of the runs' predictions (their recorded routings may differ)
+  /// Over the runs that have both a measured and a predicted speedup; empty when none has.
+  std::optional<double> speedup_median, speedup_min, speedup_max, predicted_speedup_median;
+  double error_pct() const { return 100.0 * (predicted_ms - measured_ms_median) / measured_ms_median; }
+};
+
+/**
+ * @brief Groups `comparisons` by profile, MeasuredRun::config_key() and schedule, in order of first
+ * appearance. Median of an even count: the mean of the two middle values.
+ */
+std::vector<MeasuredConfigSummary> summarize_by_config(const std::vector<MeasuredComparison>& comparisons);
+
 }  // namespace moesim::schedules
