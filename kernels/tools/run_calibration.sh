@@ -4,6 +4,8 @@
 #   kernels/tools/run_calibration.sh OUT_DIR LABEL SUITE...
 #   SUITE: gemm gemm_first grouped_gemm grouped_gemm_models attention torch_sdpa memory launch persistent persistent2
 #          collectives2 collectives4 contention1 contention2 contention4 contention4_priority
+#          contention4_layer (short kernels of the layer runner's size beside 8 and 32 MiB collectives:
+#          a 24 us add and the causal softmax over 32 MiB, an 8192x1536x2048 GEMM; NCCL default CTAs)
 #          power power4 (sustained-load board power and SM clock)
 #          nccl_info4 (NCCL_DEBUG=INFO init log: channels) torch_collectives4 (after collectives4)
 #          torch_gemm (after gemm)   gemm_check (3 alternating rounds of gemm + torch_gemm,
@@ -77,6 +79,9 @@ for suite in "$@"; do
     contention2) run contention2 "$build/contention_bench" -g 2 -w 3 -n 30 ;;
     contention4) run contention4 "$build/contention_bench" -g 4 -w 3 -n 30 ;;
     contention4_priority) run contention4_priority "$build/contention_bench" -g 4 -w 3 -n 30 --comm_priority ;;
+    contention4_layer)
+      run contention4_layer "$build/contention_bench" -g 4 -w 3 -n 30 --compute add,softmax,gemm --mem_mib 32 \
+        --gemm 8192,1536,2048 --sizes_mib 8,32 --ctas 0 ;;
     nccl_info4)
       echo "=== nccl_info4" | tee -a "$work/summary.txt"
       NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,TUNING timeout "${MOESIM_SUITE_TIMEOUT:-240}" "$build/collectives_bench" \
