@@ -9,13 +9,6 @@
 
 namespace moesim::calibrate {
 
-double median(std::vector<double> values) {
-  if (values.empty()) return 0;
-  std::sort(values.begin(), values.end());
-  const std::size_t mid = values.size() / 2;
-  return values.size() % 2 == 1 ? values[mid] : 0.5 * (values[mid - 1] + values[mid]);
-}
-
 double geometric_mean(const std::vector<double>& values) {
   if (values.empty()) return 0;
   double sum = 0;

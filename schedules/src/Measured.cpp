@@ -5,6 +5,7 @@
 #include <map>
 
 #include "moesim/common/JsonReader.hpp"
+#include "moesim/common/Statistics.hpp"
 #include "moesim/hwprofiles/ProfileEnums.hpp"
 #include "moesim/hwprofiles/ProfileLoader.hpp"
 #include "moesim/models/ModelSpec.hpp"
@@ -66,12 +67,6 @@ MeasuredRun read_record(JsonObject record, const std::string& device) {
   if (auto check = record.optional_object("check")) r.check_passed = check->boolean("passed");
   // Other keys (iterations, per-rank times, provenance details) are informational.
   return r;
-}
-
-double median(std::vector<double> values) {
-  std::sort(values.begin(), values.end());
-  const std::size_t n = values.size();
-  return n % 2 == 1 ? values[n / 2] : 0.5 * (values[n / 2 - 1] + values[n / 2]);
 }
 
 MeasuredConfigSummary summarize_group(const std::vector<const MeasuredComparison*>& group) {

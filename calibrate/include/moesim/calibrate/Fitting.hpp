@@ -14,10 +14,11 @@
 #include <string>
 #include <vector>
 
+#include "moesim/common/Statistics.hpp"
+
 namespace moesim::calibrate {
 
-/** @brief Median of the values (mean of the middle two for an even count); 0 for none. */
-double median(std::vector<double> values);
+using moesim::median;
 
 /** @brief exp(mean(log v)); every value must be > 0. 0 for none. */
 double geometric_mean(const std::vector<double>& values);
