@@ -419,6 +419,7 @@ class ContentionBench {
       record.set("gemm_m", static_cast<long long>(shape_.m));
       record.set("gemm_n", static_cast<long long>(shape_.n));
       record.set("gemm_k", static_cast<long long>(shape_.k));
+      record.set("gemm_algo", gpus_.front().gemm->algo_text());
     } else {
       record.set("compute_hbm_bytes", compute_hbm_bytes());
       record.set("compute_hbm_GBps_alone", hbm_GBps);

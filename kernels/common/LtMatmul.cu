@@ -219,6 +219,26 @@ void LtMatmul::run(const void* a, const void* b, void* y, void* workspace, cudaS
                               y_desc_, &heuristic_.algo, workspace, kWorkspaceBytes, stream));
 }
 
+std::string LtMatmul::algo_text() const {
+  std::string text = "waves=" + std::to_string(heuristic_.wavesCount);
+#if !defined(MOESIM_USE_HIP)
+  auto attribute = [&](cublasLtMatmulAlgoConfigAttributes_t which, const char* name) {
+    std::uint32_t value = 0;  // 16- or 32-bit fields: the zeroed upper bytes keep a 16-bit one exact
+    std::size_t written = 0;
+    if (cublasLtMatmulAlgoConfigGetAttribute(&heuristic_.algo, which, &value, sizeof value, &written) ==
+        CUBLAS_STATUS_SUCCESS)
+      text += std::string(" ") + name + "=" + std::to_string(value);
+  };
+  attribute(CUBLASLT_ALGO_CONFIG_ID, "id");
+  attribute(CUBLASLT_ALGO_CONFIG_TILE_ID, "tile");
+  attribute(CUBLASLT_ALGO_CONFIG_STAGES_ID, "stages");
+  attribute(CUBLASLT_ALGO_CONFIG_SPLITK_NUM, "splitk");
+  attribute(CUBLASLT_ALGO_CONFIG_CTA_SWIZZLING, "swizzle");
+  attribute(CUBLASLT_ALGO_CONFIG_CLUSTER_SHAPE_ID, "cluster");
+#endif
+  return text;
+}
+
 ErrorTally verify_matmul_samples(const MatmulShape& shape, const void* a, const void* b, const void* y,
                                  int samples, std::uint64_t seed, double tolerance, cudaStream_t stream) {
   const std::int64_t total = shape.batch * shape.m * shape.n;

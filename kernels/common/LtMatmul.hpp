@@ -90,6 +90,11 @@ class LtMatmul {
                int reps = 3);
   /** @brief Algorithms the heuristic returned (at most kCandidates). */
   int candidate_count() const { return candidate_count_; }
+  /**
+   * @brief The algorithm in use, as "waves=W" plus, on CUDA, "id=… tile=… stages=… splitk=… swizzle=…
+   * cluster=…" (cuBLASLt's enum values): what explains a product's sensitivity to SMs taken by other kernels.
+   */
+  std::string algo_text() const;
 
  private:
   /** @brief Appends up to `count` heuristic results for a workspace limit that are not candidates yet. */

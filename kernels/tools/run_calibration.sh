@@ -6,6 +6,9 @@
 #          collectives2 collectives4 contention1 contention2 contention4 contention4_priority
 #          contention4_layer (short kernels of the layer runner's size beside 8 and 32 MiB collectives:
 #          a 24 us add and the causal softmax over 32 MiB, an 8192x1536x2048 GEMM; NCCL default CTAs)
+#          contention4_sizes (GEMMs of 5 us to 1.2 ms, M x 1536 x 2048 from under one wave to 12 waves and
+#          8192x4096x7168, and adds over 4 and 256 MiB, beside 32 and 256 MiB collectives, default and
+#          8 CTAs: how the slowdown beside NCCL depends on the kernel's length and waves)
 #          power power4 (sustained-load board power and SM clock)
 #          nccl_info4 (NCCL_DEBUG=INFO init log: channels) torch_collectives4 (after collectives4)
 #          torch_gemm (after gemm)   gemm_check (3 alternating rounds of gemm + torch_gemm,
@@ -82,6 +85,16 @@ for suite in "$@"; do
     contention4_layer)
       run contention4_layer "$build/contention_bench" -g 4 -w 3 -n 30 --compute add,softmax,gemm --mem_mib 32 \
         --gemm 8192,1536,2048 --sizes_mib 8,32 --ctas 0 ;;
+    contention4_sizes)
+      for shape in 512,1536,2048 2048,1536,2048 2560,1536,2048 4096,1536,2048 8192,1536,2048 \
+        16384,1536,2048 32768,1536,2048 8192,4096,7168; do
+        run "contention4_gemm_${shape//,/x}" "$build/contention_bench" -g 4 -w 3 -n 30 --compute gemm \
+          --gemm "$shape" --comms all_reduce,all_to_all --sizes_mib 32,256 --ctas 0,8
+      done
+      for mib in 4 256; do
+        run "contention4_add_${mib}mib" "$build/contention_bench" -g 4 -w 3 -n 30 --compute add --mem_mib "$mib" \
+          --comms all_reduce,all_to_all --sizes_mib 32,256 --ctas 0
+      done ;;
     nccl_info4)
       echo "=== nccl_info4" | tee -a "$work/summary.txt"
       NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,TUNING timeout "${MOESIM_SUITE_TIMEOUT:-240}" "$build/collectives_bench" \
