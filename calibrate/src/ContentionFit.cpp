@@ -2,6 +2,7 @@
 #include <algorithm>
 #include <cmath>
 #include <functional>
+#include <map>
 #include <set>
 
 #include "CalibrationContext.hpp"
@@ -111,6 +112,66 @@ std::string fit_hbm_sharing(Context& c, const std::vector<const ContentionCase*>
   return text + ".";
 }
 
+std::string shape_text(const ContentionCase& k) {
+  return std::to_string(k.gemm_m) + "x" + std::to_string(k.gemm_n) + "x" + std::to_string(k.gemm_k);
+}
+
+// SMs a case's collective holds: its CTA cap, or comm_sms for NCCL's default.
+double held_sms(const ContentionCase& k, const hw::ContentionSpec& spec) {
+  return *k.ctas > 0 ? *k.ctas : spec.comm_sms;
+}
+
+// The engine's SM stretch of a case's GEMM: its SM demand over what the collective leaves it.
+double sm_stretch(const ContentionCase& k, const hw::ContentionSpec& spec, int sms) {
+  const double demand = hw::gemm_sm_fraction(k.gemm_m, k.gemm_n, 1, sms) * sms;
+  return demand / std::min(demand, sms - held_sms(k, spec));
+}
+
+bool covers_gemm(const ContentionCase& k) {
+  return k.comm_alone_s >= k.compute_alone_s;
+}
+
+/*
+ * gemm_slowdown_with_comm: with GEMMs of several lengths measured, the residual beyond the engine's SM
+ * stretch, per shape, over its cases with a known CTA count whose collective spans the GEMM (geometric
+ * mean of slowdown / stretch, at least 1), at the shape's length alone. The longest shape is the reference
+ * that compute_slowdown_with_comm and comm_sms come from.
+ */
+std::string fit_gemm_lengths(hw::ContentionSpec& spec, const std::vector<const ContentionCase*>& nccl,
+                             int sms) {
+  std::map<double, std::pair<std::string, std::vector<double>>> by_length;  // length -> shape, residuals
+  std::map<std::string, std::vector<double>> alone_of;
+  for (const ContentionCase* k : nccl) alone_of[shape_text(*k)].push_back(k->compute_alone_s);
+  if (alone_of.size() < 2) return "";
+  for (const auto& [shape, alone] : alone_of) {
+    std::vector<double> residuals;
+    for (const ContentionCase* k : nccl) {
+      if (shape_text(*k) == shape && k->ctas && covers_gemm(*k))
+        residuals.push_back(*k->compute_with_comm_s / k->compute_alone_s / sm_stretch(*k, spec, sms));
+    }
+    if (!residuals.empty()) by_length[round4(geometric_mean(alone) * 1e6) * 1e-6] = {shape, residuals};
+  }
+  spec.gemm_kernel_s.clear();
+  spec.gemm_slowdown.clear();
+  std::string text =
+      " gemm_slowdown_with_comm: per GEMM shape, the geometric mean over its cases whose "
+      "collective spans it of slowdown / the engine's SM stretch (demand / (demand - CTAs "
+      "or comm_sms), demand from 128x128 tiles), at least 1:";
+  for (const auto& [length, entry] : by_length) {
+    spec.gemm_kernel_s.push_back(length);
+    spec.gemm_slowdown.push_back(round4(std::max(1.0, geometric_mean(entry.second))));
+    text += " " + entry.first + " " + fixed(length * 1e6, 1) + " us " + num(spec.gemm_slowdown.back(), 4) +
+            " (" + std::to_string(entry.second.size()) + " cases, " + range_text(entry.second) + ");";
+  }
+  if (spec.gemm_kernel_s.size() < 2) {
+    spec.gemm_kernel_s.clear();
+    spec.gemm_slowdown.clear();
+    return "";
+  }
+  text.back() = '.';
+  return text;
+}
+
 }  // namespace
 
 void fit_contention(Context& c) {
@@ -128,6 +189,13 @@ void fit_contention(Context& c) {
     } else if (profile_kind(k.comm) && k.compute_with_comm_s && k.comm_with_compute_s) {
       nccl.push_back(&k);
     }
+  }
+  // The factors below come from the longest GEMM shape; the others enter gemm_slowdown_with_comm only.
+  const std::vector<const ContentionCase*> all_nccl = nccl;
+  if (!nccl.empty()) {
+    const std::string reference = shape_text(**std::max_element(
+        nccl.begin(), nccl.end(), [](auto* a, auto* b) { return a->compute_alone_s < b->compute_alone_s; }));
+    std::erase_if(nccl, [&](const ContentionCase* k) { return shape_text(*k) != reference; });
   }
   std::vector<double> ce_gemm, ce_comm, peer_gemm;
   for (const ContentionCase* k : copy_engine) {
@@ -157,8 +225,6 @@ void fit_contention(Context& c) {
     }
     return;
   }
-  auto covers_gemm = [](const ContentionCase& k) { return k.comm_alone_s >= k.compute_alone_s; };
-
   // 1. Residual compute slowdown from the runs whose CTA count is known and whose collective spans the GEMM.
   std::vector<double> residuals;
   std::set<int> cta_values;
@@ -283,13 +349,17 @@ void fit_contention(Context& c) {
                    "x beside the same peer collectives: as SM-bound work, not HBM-bound.";
   }
 
+  spec.source += fit_gemm_lengths(spec, all_nccl, sms);
+
   ErrorSummary gemm_e, comm_e;
-  for (const ContentionCase* k : nccl) {
+  for (const ContentionCase* k : all_nccl) {
     if (covers_gemm(*k) && k->ctas) {
-      const double held = *k->ctas > 0 ? *k->ctas : spec.comm_sms;
-      gemm_e.add(k->compute_alone_s * spec.compute_slowdown_with_comm * sms / (sms - held),
-                 *k->compute_with_comm_s);
+      gemm_e.add(
+          k->compute_alone_s * p.gemm_slowdown_with_comm(k->compute_alone_s) * sm_stretch(*k, spec, sms),
+          *k->compute_with_comm_s);
     }
+  }
+  for (const ContentionCase* k : nccl) {
     if (k->ctas && *k->ctas == 0) {
       const double lat = latency_of(*k);
       const double boundary_model =
@@ -300,7 +370,8 @@ void fit_contention(Context& c) {
     }
   }
   add_residual(c, "contention gemm", gemm_e,
-               "GEMM time under comm vs r x SMs/(SMs - CTAs), cases whose collective spans the GEMM");
+               "GEMM time under comm vs its residual x the SM stretch, every shape, cases whose collective "
+               "spans the GEMM");
   add_residual(c, "contention comm", comm_e,
                "collective time under the GEMM vs the kernel-boundary model, all default-CTA cases");
   c.calibrated_parts.push_back("contention factors");

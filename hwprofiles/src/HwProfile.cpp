@@ -1,6 +1,7 @@
 #include "moesim/hwprofiles/HwProfile.hpp"
 
 #include <algorithm>
+#include <cmath>
 
 #include "moesim/common/Check.hpp"
 #include "moesim/common/Error.hpp"
@@ -117,6 +118,19 @@ double HwProfile::attention_efficiency(std::int64_t seq, AttentionPass pass, Att
       impl == AttentionImpl::UNFUSED ? efficiency.attention_unfused_fwd : efficiency.attention_fwd;
   double forward = interpolate_log_x(curve.x, curve.value, as_axis(seq));
   return pass == AttentionPass::FORWARD ? forward : forward * efficiency.attention_bwd_factor;
+}
+
+double HwProfile::gemm_slowdown_with_comm(double kernel_s) const {
+  if (contention.gemm_kernel_s.empty()) return contention.compute_slowdown_with_comm;
+  return interpolate_log_x(contention.gemm_kernel_s, contention.gemm_slowdown, kernel_s);
+}
+
+double gemm_sm_fraction(std::int64_t m, std::int64_t n, std::int64_t groups, int sm_count) {
+  MOE_CHECK(sm_count > 0) << "sm_count " << sm_count;
+  constexpr double kTile = 128;
+  const double tiles = std::ceil(static_cast<double>(m) / kTile) * std::ceil(static_cast<double>(n) / kTile) *
+                       static_cast<double>(std::max<std::int64_t>(groups, 1));
+  return std::clamp(tiles / sm_count, 1.0 / sm_count, 1.0);
 }
 
 double HwProfile::memory_efficiency(double bytes) const {

@@ -228,6 +228,13 @@ ContentionSpec parse_contention(JsonObject obj) {
   ContentionSpec c;
   c.comm_sms = count(obj, "comm_sms");
   c.compute_slowdown_with_comm = obj.number("compute_slowdown_with_comm");
+  if (obj.has("gemm_slowdown_with_comm")) {
+    for (auto point : obj.object_array("gemm_slowdown_with_comm")) {
+      c.gemm_kernel_s.push_back(point.number("kernel_us") * kUs);
+      c.gemm_slowdown.push_back(point.number("slowdown"));
+      point.finish();
+    }
+  }
   c.comm_slowdown_with_compute = obj.number("comm_slowdown_with_compute");
   c.compute_slowdown_with_copy = obj.optional_number("compute_slowdown_with_copy").value_or(1.0);
   if (obj.has("hbm_interference")) {

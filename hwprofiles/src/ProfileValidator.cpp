@@ -262,6 +262,13 @@ void validate_contention(const HwProfile& p, const RuleChecker& check) {
                      "must be < /gpu/sm_count (" + std::to_string(p.gpu.sm_count) + ")");
   }
   check.at_least_one("/contention/compute_slowdown_with_comm", c.compute_slowdown_with_comm);
+  if (!c.gemm_kernel_s.empty()) {
+    const std::string table = "/contention/gemm_slowdown_with_comm";
+    auto at = [&](std::size_t i) { return table + "/" + std::to_string(i); };
+    check.axis(table, c.gemm_kernel_s, kUs, [&](std::size_t i) { return at(i) + "/kernel_us"; });
+    for (std::size_t i = 0; i < c.gemm_slowdown.size(); ++i)
+      check.at_least_one(at(i) + "/slowdown", c.gemm_slowdown[i]);
+  }
   check.at_least_one("/contention/comm_slowdown_with_compute", c.comm_slowdown_with_compute);
   check.non_negative("/contention/hbm_bytes_per_comm_byte", c.hbm_bytes_per_comm_byte);
   check.non_negative("/contention/hbm_bytes_per_copy_byte", c.hbm_bytes_per_copy_byte);

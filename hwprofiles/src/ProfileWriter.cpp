@@ -153,6 +153,12 @@ ordered_json contention_json(const ContentionSpec& c) {
                       {"hbm_bytes_per_copy_byte", c.hbm_bytes_per_copy_byte},
                       {"comm_hbm_weight", c.comm_hbm_weight},
                       {"source", c.source}};
+  if (!c.gemm_kernel_s.empty()) {
+    ordered_json points = ordered_json::array();
+    for (std::size_t i = 0; i < c.gemm_kernel_s.size(); ++i)
+      points.push_back({{"kernel_us", in_unit(c.gemm_kernel_s[i], kUs)}, {"slowdown", c.gemm_slowdown[i]}});
+    out = insert_after(out, "compute_slowdown_with_comm", "gemm_slowdown_with_comm", points);
+  }
   if (c.compute_slowdown_with_copy == 1.0) return out;
   return insert_after(out, "comm_slowdown_with_compute", "compute_slowdown_with_copy",
                       c.compute_slowdown_with_copy);

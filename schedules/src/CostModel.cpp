@@ -9,9 +9,6 @@
 namespace moesim::schedules {
 
 namespace {
-constexpr double kTile =
-    128;  // output tile edge of the GEMM kernels the efficiency tables were measured with
-
 hw::CollectiveKind to_hw(sim::CollectiveKind kind) {
   switch (kind) {
     case sim::CollectiveKind::ALL_TO_ALL:
@@ -59,9 +56,9 @@ sim::KernelWork kernel_work(const hw::HwProfile& hw, const models::KernelCost& c
   }
   w.hbm_bytes = cost.bytes;
   if (cost.kind == KernelClass::GEMM || cost.kind == KernelClass::GROUPED_GEMM) {
-    double tiles = std::ceil(static_cast<double>(g.m) / kTile) * std::ceil(static_cast<double>(g.n) / kTile) *
-                   static_cast<double>(std::max<std::int64_t>(g.groups, 1));
-    w.sm_fraction = std::clamp(tiles / hw.gpu.sm_count, 1.0 / hw.gpu.sm_count, 1.0);
+    w.sm_fraction = hw::gemm_sm_fraction(g.m, g.n, g.groups, hw.gpu.sm_count);
+    if (!hw.contention.gemm_kernel_s.empty())
+      w.comm_slowdown = hw.gemm_slowdown_with_comm(w.compute_ns * 1e-9);
   }
   return w;
 }

@@ -12,9 +12,10 @@ namespace moesim::sim::detail {
  *   - every SM-driven collective member holds comm_sms SMs (it spins on them even while waiting), and
  *     a running persistent kernel (POOL) holds its pool_sms;
  *   - compute kernels share the remaining SMs max-min fairly by their demand (sm_fraction x SMs);
- *   - while any comm kernel runs, compute also slows by compute_slowdown_with_comm (cache interference
- *     beyond the lost SMs and the HBM, a calibrated residual); while copy-engine collectives run, by
- *     compute_slowdown_with_copy (the larger of the two when both run);
+ *   - while any comm kernel runs, compute also slows by compute_slowdown_with_comm, or by the kernel's own
+ *     comm_slowdown when it has one (a GEMM's tail wave, cache interference: what the lost SMs and the HBM
+ *     do not explain, calibrated); while copy-engine collectives run, by compute_slowdown_with_copy (the
+ *     larger of the two when both run);
  *   - a power-capped GPU (Platform::compute_speed < 1) stretches compute time by 1 / speed;
  *   - the HBM is shared by traffic (share_hbm): copy engines first, then the kernels, at their
  *     SM-limited rates, and the comm kernels' own loads and stores, in proportion to the SMs that issue them.
@@ -26,9 +27,13 @@ void Simulation::recompute_gpu(int rank) {
   const auto& res = platform_.gpu;
   const double sms = res.sm_count;
   const double held = std::min(sms - 1, static_cast<double>(gpu.comm_kernels) * res.comm_sms + gpu.pool_sms);
-  double slowdown = gpu.comm_kernels > 0 ? res.compute_slowdown_with_comm : 1.0;
-  if (gpu.copy_collectives > 0) slowdown = std::max(slowdown, res.compute_slowdown_with_copy);
-  slowdown /= platform_.speed_of(rank);  // a power-capped clock stretches clock-bound work
+  auto slowdown_of = [&](const KernelWork& w) {
+    double slowdown = 1.0;
+    if (gpu.comm_kernels > 0)
+      slowdown = w.comm_slowdown > 0 ? w.comm_slowdown : res.compute_slowdown_with_comm;
+    if (gpu.copy_collectives > 0) slowdown = std::max(slowdown, res.compute_slowdown_with_copy);
+    return slowdown / platform_.speed_of(rank);  // a power-capped clock stretches clock-bound work
+  };
   std::vector<double> demand;
   for (OpId id : gpu.fluid_kernels)
     demand.push_back(ops_[static_cast<std::size_t>(id)].work.sm_fraction * sms);
@@ -37,7 +42,7 @@ void Simulation::recompute_gpu(int rank) {
   std::vector<double> hbm_need(demand.size());
   for (std::size_t i = 0; i < demand.size(); ++i) {
     const KernelWork& w = ops_[static_cast<std::size_t>(gpu.fluid_kernels[i])].work;
-    double compute_time = granted[i] > 0 ? w.compute_ns * slowdown * demand[i] / granted[i] : 0;
+    double compute_time = granted[i] > 0 ? w.compute_ns * slowdown_of(w) * demand[i] / granted[i] : 0;
     double time = std::max(compute_time, w.memory_ns);
     sm_rate[i] = granted[i] > 0 || w.compute_ns <= 0 ? 1.0 / time : 0.0;
     hbm_need[i] = w.memory_ns * sm_rate[i];  // fraction of HBM bandwidth it would use

@@ -167,6 +167,7 @@ TEST(Calibrator, FitsEveryMeasuredPart) {
   EXPECT_EQ(p.contention.comm_sms, 20);
   EXPECT_DOUBLE_EQ(p.contention.comm_slowdown_with_compute, 1.107);
   EXPECT_DOUBLE_EQ(p.contention.compute_slowdown_with_copy, 1.08);  // the peer-copy case only
+  EXPECT_TRUE(p.contention.gemm_kernel_s.empty());                  // one GEMM shape: no slowdown by length
   // HBM sharing: the copies took 0.2 x 4000 GB/s for 400 GB/s of bus → 2 bytes per byte; NCCL took
   // 0.1 x 4000 for 100 → 4; its 8 CTAs held 0.1 against the add's 92 SMs: 0.1 x 92 / (8 x 0.9) = 1.2778.
   EXPECT_DOUBLE_EQ(p.contention.hbm_bytes_per_copy_byte, 2.0);
@@ -201,6 +202,34 @@ TEST(Calibrator, FitsEveryMeasuredPart) {
   const std::string report = format_residuals(r);
   for (std::size_t at = 0; at < report.size(); at = report.find('\n', at) + 1)
     EXPECT_EQ(report[at], '#') << report;
+}
+
+TEST(Calibrator, ShorterGemmShapesGiveTheSlowdownByLength) {
+  CalibrationInputs in = inputs();
+  // A 1024x4096x4096 GEMM of 250 us (256 tiles of 128x128: it fills the 100 SMs) 1.5x slower beside 10 CTAs
+  // (stretch 100/90 -> residual 1.35) and beside the default CTAs (comm_sms 20: stretch 1.25 -> 1.2); a
+  // collective shorter than it (3x) does not count. Geometric mean sqrt(1.35 x 1.2) = 1.27279 -> 1.273.
+  ContentionCase shorter = in.bench.contention.front();
+  shorter.gemm_m = 1024;
+  shorter.compute_alone_s = 250e-6;
+  shorter.compute_with_comm_s = 375e-6;
+  ContentionCase shorter_default = shorter;
+  shorter_default.ctas = 0;
+  ContentionCase shorter_comm = shorter;
+  shorter_comm.comm_alone_s = 100e-6;
+  shorter_comm.compute_with_comm_s = 750e-6;
+  for (const ContentionCase& k : {shorter, shorter_default, shorter_comm}) in.bench.contention.push_back(k);
+  const hw::HwProfile p = calibrate(base_profile(), in).profile;
+  // The reference (the longest shape, 1000 us) keeps its factors: r 1.1 (both spanning cases), 20 SMs.
+  EXPECT_DOUBLE_EQ(p.contention.compute_slowdown_with_comm, 1.1);
+  EXPECT_EQ(p.contention.comm_sms, 20);
+  EXPECT_DOUBLE_EQ(p.contention.comm_slowdown_with_compute, 1.107);
+  EXPECT_EQ(p.contention.gemm_kernel_s, (std::vector<double>{250e-6, 1000e-6}));
+  EXPECT_EQ(p.contention.gemm_slowdown, (std::vector<double>{1.273, 1.1}));
+  // 500 us is half way in log length: (1.273 + 1.1) / 2.
+  EXPECT_NEAR(p.gemm_slowdown_with_comm(500e-6), 1.1865, 1e-12);
+  EXPECT_NE(p.contention.source.find("1024x4096x4096 250.0 us 1.273 (2 cases"), std::string::npos)
+      << p.contention.source;
 }
 
 TEST(Calibrator, SameInputsSameText) {

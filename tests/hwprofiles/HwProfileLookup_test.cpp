@@ -222,3 +222,24 @@ TEST(CollectiveKindNames, RoundTripAndErrors) {
             "reduce_scatter)");
   EXPECT_FALSE(moesim::hw::try_parse_collective_scope("global").has_value());
 }
+
+TEST(HwProfileLookup, GemmSlowdownWithCommFollowsKernelLength) {
+  auto p = tiny_profile();
+  // No table: every GEMM takes compute_slowdown_with_comm (1.05 in the tiny profile).
+  EXPECT_DOUBLE_EQ(p.gemm_slowdown_with_comm(30e-6), 1.05);
+  // 10 us -> 1.2, 40 us -> 1.6: 20 us is half way in log2 length (1 of 2 octaves) -> 1.4; clamped outside.
+  p.contention.gemm_kernel_s = {10e-6, 40e-6};
+  p.contention.gemm_slowdown = {1.2, 1.6};
+  EXPECT_NEAR(p.gemm_slowdown_with_comm(20e-6), 1.4, 1e-12);
+  EXPECT_DOUBLE_EQ(p.gemm_slowdown_with_comm(1e-6), 1.2);
+  EXPECT_DOUBLE_EQ(p.gemm_slowdown_with_comm(1e-3), 1.6);
+}
+
+TEST(HwProfileLookup, GemmSmFractionCountsTiles) {
+  // 128x128 tiles: 8192x1536 -> 64 x 12 = 768 tiles, more than 132 SMs -> 1; 512x1536 -> 4 x 12 = 48 of 132;
+  // a 1x1 product still takes one SM; 8 groups of 128x128 -> 8 tiles.
+  EXPECT_DOUBLE_EQ(moesim::hw::gemm_sm_fraction(8192, 1536, 1, 132), 1.0);
+  EXPECT_DOUBLE_EQ(moesim::hw::gemm_sm_fraction(512, 1536, 1, 132), 48.0 / 132);
+  EXPECT_DOUBLE_EQ(moesim::hw::gemm_sm_fraction(1, 1, 1, 132), 1.0 / 132);
+  EXPECT_DOUBLE_EQ(moesim::hw::gemm_sm_fraction(128, 128, 8, 132), 8.0 / 132);
+}

@@ -204,6 +204,30 @@ TEST(ProfileValidation, ContentionRules) {
             "bad.json: /gpu/sm_count = 0: must be > 0");
 }
 
+TEST(ProfileValidation, GemmSlowdownByLengthIsCheckedPointByPoint) {
+  auto with_table = [](json& d) {
+    d["contention"]["gemm_slowdown_with_comm"] =
+        json::array({{{"kernel_us", 10}, {"slowdown", 1.2}}, {{"kernel_us", 40}, {"slowdown", 1.6}}});
+  };
+  EXPECT_EQ(error_after(with_table), "<accepted>");
+  EXPECT_EQ(
+      error_after([&](json& d) {
+        with_table(d);
+        d["contention"]["gemm_slowdown_with_comm"][1]["kernel_us"] = 10;
+      }),
+      "bad.json: /contention/gemm_slowdown_with_comm/1/kernel_us = 10: must be > the previous entry (10)");
+  EXPECT_EQ(error_after([&](json& d) {
+              with_table(d);
+              d["contention"]["gemm_slowdown_with_comm"][0]["slowdown"] = 0.8;
+            }),
+            "bad.json: /contention/gemm_slowdown_with_comm/0/slowdown = 0.8: must be >= 1");
+  EXPECT_EQ(error_after([&](json& d) {
+              with_table(d);
+              d["contention"]["gemm_slowdown_with_comm"][0].erase("slowdown");
+            }),
+            "bad.json: /contention/gemm_slowdown_with_comm/0/slowdown is missing (required)");
+}
+
 TEST(ProfileValidation, ProvenanceRules) {
   EXPECT_EQ(error_after([](json& d) { d["provenance"]["kind"] = "calibrated"; }),
             "bad.json: /provenance/date is missing (required when kind is calibrated)");

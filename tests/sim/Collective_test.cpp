@@ -227,6 +227,21 @@ TEST(Collective, ComputeSlowsWhileCopyEngineCollectiveIsInFlight) {
   }
 }
 
+TEST(Collective, KernelsOwnCommSlowdownOverridesThePlatforms) {
+  // The platform slows compute 2x beside comm kernels; a kernel with its own comm_slowdown 1.25 (a GEMM
+  // of the profile's gemm_slowdown_with_comm table) uses that instead. The SM-kernel all-to-all holds no
+  // SMs and runs 0..71000: at 1/1.25 the 100000 ns kernel does 56800 ns of work, 43200 left -> 114200; at
+  // 1/2, 35500 done, 64500 left -> 135500.
+  for (double own : {1.25, 0.0}) {
+    Program p(8, false);
+    KernelWork work = compute(100000);
+    work.comm_slowdown = own;
+    add_everywhere(p, balanced_a2a(8, 1e6), work);
+    auto r = run(test_platform(1, 100, 1000, GpuResources{132, 0, 2.0, 1.0, 1.0}), p);
+    EXPECT_EQ(r.ops[0].end, own > 0 ? 114200 : 135500) << own;
+  }
+}
+
 TEST(Collective, ConcurrentCollectivesShareGpuPorts) {
   // Ports of 150 GB/s. Alone, each all-to-all is held to its 100 GB/s table rate (71000 ns).
   // Two at once: 14 flows per egress port, 150/14 each < 100/7, so the port binds: each moves 7e6 B at

@@ -163,6 +163,14 @@ struct CollectiveTable {
 struct ContentionSpec {
   int comm_sms = 0;                         ///< SMs/CUs one communication kernel occupies
   double compute_slowdown_with_comm = 1.0;  ///< extra factor on compute beyond the lost SMs
+  /**
+   * optional: compute_slowdown_with_comm of a GEMM kernel by its length alone. contention_bench shows a
+   * GEMM of a few waves (30-140 us) losing far more beside NCCL than one of tens of waves, beyond the SMs the
+   * comm kernel takes: its tail wave spills. Log-linear in length between the points, clamped at the ends;
+   * empty = compute_slowdown_with_comm for GEMMs too.
+   */
+  std::vector<double> gemm_kernel_s;        ///< GEMM lengths alone, strictly increasing
+  std::vector<double> gemm_slowdown;        ///< the factor at each length
   double comm_slowdown_with_compute = 1.0;  ///< factor on communication time under compute
   /// optional: factor on compute while copy-engine transfers are in flight (1 = none measured)
   double compute_slowdown_with_copy = 1.0;
@@ -240,6 +248,11 @@ struct HwProfile {
    * has none). */
   double attention_efficiency(std::int64_t seq, AttentionPass pass,
                               AttentionImpl impl = AttentionImpl::FUSED) const;
+  /**
+   * @brief The factor beyond the lost SMs on a GEMM kernel that lasts `kernel_s` alone while comm kernels
+   * run: the contention section's gemm_slowdown_with_comm table, else compute_slowdown_with_comm.
+   */
+  double gemm_slowdown_with_comm(double kernel_s) const;
   /** @brief Fraction of hbm_bw_Bps a memory-bound kernel moving `bytes` reaches. */
   double memory_efficiency(double bytes) const;
 
@@ -280,6 +293,12 @@ int collective_steps(CollectiveKind kind, int gpus);
  * reduce-scatter input, the all-to-all send buffer of one rank.
  */
 double bus_bytes(CollectiveKind kind, int gpus, double bytes);
+
+/**
+ * @brief Fraction of the SMs a GEMM's output tiles fill at once: ceil(m/128)·ceil(n/128)·groups tiles over
+ * sm_count, in [1/sm_count, 1] (128x128 is the tile of the kernels the efficiency tables were measured with).
+ */
+double gemm_sm_fraction(std::int64_t m, std::int64_t n, std::int64_t groups, int sm_count);
 
 /** @brief The dtype keys a profile may give peaks for: fp32, tf32, bf16, fp16, fp8. */
 const std::vector<std::string>& known_dtypes();

@@ -47,6 +47,8 @@ struct KernelWork {
   double memory_ns = 0;    ///< time if HBM-bound, with all of the HBM bandwidth
   double fixed_ns = 0;     ///< start-up/tail that no resource speeds up
   double sm_fraction = 1;  ///< share of the GPU's SMs this kernel can fill alone (small grids < 1)
+  /// its own factor beyond the lost SMs while comm kernels run; 0 = the platform's compute_slowdown_with_comm
+  double comm_slowdown = 0;
   // What the kernel does, for its energy (sim/Power.hpp); the times above already say how long it takes.
   double peak_ns = 0;    ///< its FLOPs at the dtype's dense peak: the tensor work it does, in peak-time
   double hbm_bytes = 0;  ///< HBM bytes it reads plus writes
