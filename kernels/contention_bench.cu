@@ -5,6 +5,8 @@
 //   gemm     Y = X·Wᵀ, --gemm M,N,K, bf16 (SM-bound: what the comm kernel's SMs cost)
 //   add      y = a + b over --mem_mib MiB operands, bf16 (HBM-bound: what the comm traffic costs)
 //   softmax  the layer runner's causal softmax over fp32 scores of --mem_mib MiB, 4096 keys per row
+//   rmsnorm  the layer runner's RMSNorm over --mem_mib MiB of rows of --norm_width (+ --norm_inputs)
+//   topk     the layer runner's router top-k over --mem_mib MiB of logits (--experts, --top_k)
 // and stream B runs collectives over all GPUs (NCCL all_reduce or all_to_all of --sizes_mib per rank)
 // or a copy-engine transfer (cudaMemcpyPeerAsync to the next GPU; a device-to-device copy with one GPU).
 //
@@ -19,8 +21,10 @@
 #include <algorithm>
 #include <cmath>
 #include <memory>
+#include <optional>
 
 #include "BenchRunner.hpp"
+#include "LayerKernelCase.hpp"
 #include "LayerKernels.hpp"
 #include "LtMatmul.hpp"
 #include "moesim/kernels/SizeSweep.hpp"
@@ -28,30 +32,13 @@
 namespace moesim::kernels {
 namespace {
 
-enum class Compute { GEMM, ADD, SOFTMAX };
-
-const char* compute_name(Compute kind) {
-  switch (kind) {
-    case Compute::GEMM:
-      return "gemm";
-    case Compute::ADD:
-      return "add";
-    case Compute::SOFTMAX:
-      return "softmax";
-  }
-  return "?";
-}
-
-constexpr std::int64_t kSoftmaxKeys = 4096;  // the runner's rows at sequence length 4096
-
 struct GpuState {
   int device = 0;
   cudaStream_t compute = nullptr, comm = nullptr;
   std::unique_ptr<LtHandle> handle;
   std::unique_ptr<LtMatmul> gemm;
   DeviceBuffer x, w, y, workspace, send, recv;
-  DeviceBuffer mem_in,
-      mem_out;  // add: a, b in mem_in, y in mem_out; softmax: fp32 scores, bf16 probabilities
+  DeviceBuffer mem_in, mem_out;  // a layer kernel's inputs and outputs (LayerKernelCase)
 };
 
 struct Times {
@@ -61,8 +48,8 @@ struct Times {
 class ContentionBench {
  public:
   ContentionBench(BenchSession& session, std::int64_t m, std::int64_t n, std::int64_t k,
-                  std::uint64_t mem_bytes, std::uint64_t max_bytes, bool comm_priority)
-      : session_(session), comm_priority_(comm_priority), mem_bytes_(mem_bytes) {
+                  std::uint64_t max_bytes, bool comm_priority)
+      : session_(session), comm_priority_(comm_priority) {
     shape_.m = m;
     shape_.n = n;
     shape_.k = k;
@@ -83,8 +70,6 @@ class ContentionBench {
       g.workspace = DeviceBuffer(device, LtMatmul::kWorkspaceBytes);
       g.send = DeviceBuffer(device, max_bytes);
       g.recv = DeviceBuffer(device, max_bytes);
-      g.mem_in = DeviceBuffer(device, 2 * mem_bytes_);
-      g.mem_out = DeviceBuffer(device, mem_bytes_);
       const auto seed =
           static_cast<std::uint64_t>(session.options().seed) + static_cast<std::uint64_t>(device);
       fill_random(g.x.get(), DataType::BF16, static_cast<std::size_t>(shape_.a_elements()), seed, 1.0f,
@@ -115,8 +100,8 @@ class ContentionBench {
     for (const TextColumn& column : check_columns()) columns.push_back(column);
     session.log().start_table(TextTable(columns));
     session.log().comment("gemm " + std::to_string(m) + "x" + std::to_string(n) + "x" + std::to_string(k) +
-                          " bf16; add and softmax over " + format_bytes(mem_bytes_) +
-                          " operands; times are per operation, p50; slow = p50 together / p50 alone; "
+                          " bf16; layer kernels as their shape column says; times are per operation, p50; "
+                          "slow = p50 together / p50 alone; "
                           "hbm = the compute kernel's HBM bytes per second alone (add, softmax)");
   }
 
@@ -129,15 +114,16 @@ class ContentionBench {
   }
 
   /** @brief The compute kernel alone, once per kind: the denominator of every compute slowdown. */
-  void measure_compute_alone(Compute kind) {
-    kind_ = kind;
+  void measure_compute_alone(std::optional<LayerKernelCase> layer_kernel) {
+    layer_ = layer_kernel;
     for (GpuState& g : gpus_) {
       CUDA_CHECK(cudaSetDevice(g.device));
       const auto seed = static_cast<std::uint64_t>(session_.options().seed) + 300;
-      if (kind == Compute::ADD)
-        fill_random(g.mem_in.get(), DataType::BF16, mem_bytes_, seed, 1.0f, g.compute);
-      if (kind == Compute::SOFTMAX)
-        fill_random(g.mem_in.get(), DataType::FP32, mem_bytes_ / 4, seed, 4.0f, g.compute);
+      if (layer_) {
+        g.mem_in = DeviceBuffer(g.device, layer_->input_bytes());
+        g.mem_out = DeviceBuffer(g.device, layer_->output_bytes());
+        layer_->fill(g.mem_in, g.mem_out, seed, g.compute);
+      }
       CUDA_CHECK(cudaStreamSynchronize(g.compute));
     }
     compute_alone_ = run_window("", 0, session_.options().iters, 0).compute_us;
@@ -160,83 +146,24 @@ class ContentionBench {
 
  private:
   /** @brief HBM bytes one compute kernel moves (0 for the GEMM, which is not HBM-bound). */
-  double compute_hbm_bytes() const {
-    const auto bytes = static_cast<double>(mem_bytes_);
-    switch (kind_) {
-      case Compute::GEMM:
-        return 0;
-      case Compute::ADD:
-        return 3 * bytes;  // read a and b, write y, all bf16
-      case Compute::SOFTMAX:
-        return bytes / 2 + bytes / 2;  // causal: each row reads half its fp32 keys on average; writes bf16
-    }
-    return 0;
-  }
+  double compute_hbm_bytes() const { return layer_ ? layer_->hbm_bytes() : 0; }
 
   void run_compute(GpuState& g) {
-    switch (kind_) {
-      case Compute::GEMM:
-        g.gemm->run(g.x.get(), g.w.get(), g.y.get(), g.workspace.get(), g.compute);
-        return;
-      case Compute::ADD: {
-        const std::size_t count = mem_bytes_ / 2;
-        const auto* a = static_cast<const bf16_t*>(g.mem_in.get());
-        launch_add(a, a + count, static_cast<bf16_t*>(g.mem_out.get()), count, 1.0f, g.compute);
-        return;
-      }
-      case Compute::SOFTMAX: {
-        const auto rows = static_cast<std::int64_t>(mem_bytes_ / 4 / kSoftmaxKeys);
-        launch_causal_softmax(static_cast<const float*>(g.mem_in.get()),
-                              static_cast<bf16_t*>(g.mem_out.get()), rows, kSoftmaxKeys, g.compute);
-        return;
-      }
+    if (layer_) {
+      layer_->launch(g.mem_in, g.mem_out, g.compute);
+      return;
     }
+    g.gemm->run(g.x.get(), g.w.get(), g.y.get(), g.workspace.get(), g.compute);
   }
 
-  // Checks the last compute kernel's output on the first GPU: sampled GEMM outputs, a window of the
-  // add, whole softmax rows against the host.
+  // Checks the last compute kernel's output on the first GPU: sampled GEMM outputs, sampled rows of a layer
+  // kernel against the host.
   ErrorTally verify_compute(std::uint64_t salt) {
     const GpuState& g = gpus_.front();
     CUDA_CHECK(cudaSetDevice(g.device));
     CUDA_CHECK(cudaStreamSynchronize(g.compute));
-    if (kind_ == Compute::GEMM)
-      return verify_matmul_samples(shape_, g.x.get(), g.w.get(), g.y.get(), 128, salt, 1e-2, g.compute);
-    ErrorTally tally(1e-2);
-    if (kind_ == Compute::ADD) {
-      const std::size_t count = mem_bytes_ / 2, window = 4096, at = count / 2;
-      std::vector<bf16_t> a(window), b(window), y(window);
-      const auto* in = static_cast<const bf16_t*>(g.mem_in.get());
-      CUDA_CHECK(cudaMemcpy(a.data(), in + at, window * sizeof(bf16_t), cudaMemcpyDeviceToHost));
-      CUDA_CHECK(cudaMemcpy(b.data(), in + count + at, window * sizeof(bf16_t), cudaMemcpyDeviceToHost));
-      CUDA_CHECK(cudaMemcpy(y.data(), static_cast<const bf16_t*>(g.mem_out.get()) + at,
-                            window * sizeof(bf16_t), cudaMemcpyDeviceToHost));
-      for (std::size_t i = 0; i < window; ++i)
-        tally.add(bf16_to_float(y[i]), bf16_to_float(a[i]) + bf16_to_float(b[i]), 1.0);
-      return tally;
-    }
-    const auto rows = static_cast<std::int64_t>(mem_bytes_ / 4 / kSoftmaxKeys);
-    std::vector<float> scores(kSoftmaxKeys);
-    std::vector<bf16_t> probabilities(kSoftmaxKeys);
-    for (std::int64_t row : {std::int64_t{0}, std::int64_t{1}, kSoftmaxKeys - 1, rows - 1, rows / 2 + 17}) {
-      if (row >= rows) continue;  // operands under 64 MiB hold fewer than kSoftmaxKeys rows
-      const auto offset = static_cast<std::size_t>(row * kSoftmaxKeys);
-      CUDA_CHECK(cudaMemcpy(scores.data(), static_cast<const float*>(g.mem_in.get()) + offset,
-                            kSoftmaxKeys * sizeof(float), cudaMemcpyDeviceToHost));
-      CUDA_CHECK(cudaMemcpy(probabilities.data(), static_cast<const bf16_t*>(g.mem_out.get()) + offset,
-                            kSoftmaxKeys * sizeof(bf16_t), cudaMemcpyDeviceToHost));
-      const auto last = static_cast<std::size_t>(row % kSoftmaxKeys);
-      const float top =
-          *std::max_element(scores.begin(), scores.begin() + static_cast<std::ptrdiff_t>(last) + 1);
-      double sum = 0;
-      for (std::size_t j = 0; j <= last; ++j) sum += std::exp(static_cast<double>(scores[j] - top));
-      // Errors relative to the row's largest probability: bf16 keeps about 3 significant digits.
-      const double largest = 1.0 / sum;
-      for (std::size_t j = 0; j < static_cast<std::size_t>(kSoftmaxKeys); ++j) {
-        const double expected = j <= last ? std::exp(static_cast<double>(scores[j] - top)) / sum : 0.0;
-        tally.add(bf16_to_float(probabilities[j]), expected, largest);
-      }
-    }
-    return tally;
+    if (layer_) return layer_->check(g.mem_in, g.mem_out, g.compute);
+    return verify_matmul_samples(shape_, g.x.get(), g.w.get(), g.y.get(), 128, salt, 1e-2, g.compute);
   }
 
   void create_comms(std::int64_t ctas) {
@@ -386,12 +313,13 @@ class ContentionBench {
     const double bus_alone = gigabytes_per_second(static_cast<double>(bytes), comm_alone * 1e-6) * bus_factor;
     const double bus_both = gigabytes_per_second(static_cast<double>(bytes), comm_both * 1e-6) * bus_factor;
     const double hbm_GBps = gigabytes_per_second(compute_hbm_bytes(), compute_alone * 1e-6);
-    const bool gemm = kind_ == Compute::GEMM;
+    const bool gemm = !layer_;
+    const std::string name = gemm ? "gemm" : layer_kernel_name(layer_->kind);
     const ErrorTally tally = verify_compute(static_cast<std::uint64_t>(bytes + ctas));
     session_.record_verification(tally);
     const std::string ctas_text = comm == "ce_copy" ? "CE" : (ctas == 0 ? "def" : std::to_string(ctas));
     std::vector<std::string> cells{
-        compute_name(kind_),
+        name,
         comm,
         format_bytes(bytes),
         ctas_text,
@@ -407,7 +335,7 @@ class ContentionBench {
         std::to_string(both.compute_us.size()) + "/" + std::to_string(both.comm_us.size())};
     for (const std::string& cell : check_cells(tally, true)) cells.push_back(cell);
     JsonValue record = JsonValue::object();
-    record.set("compute", compute_name(kind_));
+    record.set("compute", name);
     record.set("comm", comm);
     record.set("bytes", static_cast<unsigned long long>(bytes));
     record.set("nccl_max_ctas", comm == "ce_copy" ? JsonValue() : JsonValue(static_cast<long long>(ctas)));
@@ -421,6 +349,7 @@ class ContentionBench {
       record.set("gemm_k", static_cast<long long>(shape_.k));
       record.set("gemm_algo", gpus_.front().gemm->algo_text());
     } else {
+      record.set("compute_shape", layer_->text());
       record.set("compute_hbm_bytes", compute_hbm_bytes());
       record.set("compute_hbm_GBps_alone", hbm_GBps);
     }
@@ -438,9 +367,8 @@ class ContentionBench {
 
   BenchSession& session_;
   bool comm_priority_;
-  std::uint64_t mem_bytes_;
   MatmulShape shape_;
-  Compute kind_ = Compute::GEMM;
+  std::optional<LayerKernelCase> layer_;  // none: the GEMM
   std::vector<GpuState> gpus_;
   std::vector<ncclComm_t> comms_;
   bool comms_ready_ = false;
@@ -458,29 +386,54 @@ int main(int argc, char** argv) {
   std::vector<std::int64_t> gemm{16384, 4096, 7168};
   std::vector<std::int64_t> sizes_mib{64, 512};
   std::vector<std::int64_t> ctas{0, 8, 2};
-  std::int64_t mem_mib = 256;
+  std::int64_t mem_mib = 256, norm_width = 2048, norm_inputs = 0, experts = 128, top_k = 8, tokens = 0;
   std::string comms = "all_reduce,all_to_all,ce_copy";
   std::string computes = "gemm,add,softmax";
   bool comm_priority = false;
   ArgParser& parser = session.parser();
   parser.add_flag("comm_priority", 0, &comm_priority, "communication stream at the highest priority");
   parser.add_int_list("gemm", 0, &gemm, "GEMM M,N,K (default: DeepSeek-V3 expert up-projection, 16K tokens)");
-  parser.add_int("mem_mib", 0, &mem_mib, "operand size of the add and softmax kernels, MiB");
+  parser.add_int("mem_mib", 0, &mem_mib, "main operand of the add, softmax, rmsnorm and topk kernels, MiB");
+  parser.add_int("norm_width", 0, &norm_width, "rmsnorm row width (the model's hidden size)");
+  parser.add_int("norm_inputs", 0, &norm_inputs,
+                 "rmsnorm residual inputs added first (0-2; FarSkip fuses 1-2)");
+  parser.add_int("experts", 0, &experts, "topk: experts per token's logits");
+  parser.add_int("top_k", 0, &top_k, "topk: experts chosen per token");
+  parser.add_int("tokens", 0, &tokens, "topk: tokens (their logits replace --mem_mib; 0: from --mem_mib)");
   parser.add_int_list("sizes_mib", 0, &sizes_mib, "communication bytes per rank, MiB");
   parser.add_int_list("ctas", 0, &ctas, "NCCL maxCTAs values (0: NCCL default)");
   parser.add_string("comms", 0, &comms, "all_reduce,all_to_all,ce_copy");
-  parser.add_string("compute", 0, &computes, "gemm,add,softmax");
+  parser.add_string("compute", 0, &computes, "gemm,add,softmax,rmsnorm,topk");
   return bench_main(argc, argv, session, [&](BenchSession& s) {
     if (gemm.size() != 3) throw ArgError("--gemm needs M,N,K");
     if (mem_mib < 1) throw ArgError("--mem_mib must be at least 1");
+    if (norm_width < 8 || norm_width % 8 != 0)
+      throw ArgError("--norm_width must be a positive multiple of 8");
+    if (norm_inputs < 0 || norm_inputs > 2) throw ArgError("--norm_inputs must be 0, 1 or 2");
+    if (experts < 1 || experts > kGateMaxExperts || top_k < 1 || top_k > experts)
+      throw ArgError("--experts must be 1-" + std::to_string(kGateMaxExperts) + " and --top_k 1-experts");
     s.open({{"cuBLASLt", blaslt_version()}, {"NCCL", nccl_version_text()}});
     const std::uint64_t max_bytes =
         static_cast<std::uint64_t>(*std::max_element(sizes_mib.begin(), sizes_mib.end())) << 20;
-    ContentionBench bench(s, gemm[0], gemm[1], gemm[2], static_cast<std::uint64_t>(mem_mib) << 20, max_bytes,
-                          comm_priority);
-    for (Compute kind : {Compute::GEMM, Compute::ADD, Compute::SOFTMAX}) {
-      if (computes.find(compute_name(kind)) == std::string::npos) continue;
-      bench.measure_compute_alone(kind);
+    ContentionBench bench(s, gemm[0], gemm[1], gemm[2], max_bytes, comm_priority);
+    std::vector<std::optional<LayerKernelCase>> kernels;
+    if (computes.find("gemm") != std::string::npos) kernels.emplace_back();
+    for (LayerKernelKind kind :
+         {LayerKernelKind::ADD, LayerKernelKind::SOFTMAX, LayerKernelKind::RMSNORM, LayerKernelKind::TOPK}) {
+      if (computes.find(layer_kernel_name(kind)) == std::string::npos) continue;
+      LayerKernelCase k;
+      k.kind = kind;
+      k.bytes = static_cast<std::uint64_t>(mem_mib) << 20;
+      if (kind == LayerKernelKind::TOPK && tokens > 0)
+        k.bytes = static_cast<std::uint64_t>(tokens * experts * 2);
+      k.width = norm_width;
+      k.extra_inputs = static_cast<int>(norm_inputs);
+      k.experts = static_cast<int>(experts);
+      k.top_k = static_cast<int>(top_k);
+      kernels.emplace_back(k);
+    }
+    for (const auto& kernel : kernels) {
+      bench.measure_compute_alone(kernel);
       for (const std::string comm : {"all_reduce", "all_to_all", "ce_copy"}) {
         if (comms.find(comm) == std::string::npos) continue;
         if (comm != "ce_copy" && s.devices().size() < 2) {

@@ -181,8 +181,9 @@ void fit_contention(Context& c) {
   std::vector<const ContentionCase*> nccl, copy_engine, adds, softmaxes;
   for (const ContentionCase& k : c.in.bench.contention) {
     if (k.compute != "gemm") {
-      (k.compute == "add" ? adds : softmaxes).push_back(&k);
-      continue;
+      if (k.compute == "add") adds.push_back(&k);
+      if (k.compute == "softmax") softmaxes.push_back(&k);
+      continue;  // other layer kernels (rmsnorm, topk) are measured, not fitted
     }
     if (k.comm == "ce_copy") {
       copy_engine.push_back(&k);

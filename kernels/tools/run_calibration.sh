@@ -9,6 +9,8 @@
 #          contention4_sizes (GEMMs of 5 us to 1.2 ms, M x 1536 x 2048 from under one wave to 12 waves and
 #          8192x4096x7168, and adds over 4 and 256 MiB, beside 32 and 256 MiB collectives, default and
 #          8 CTAs: how the slowdown beside NCCL depends on the kernel's length and waves)
+#          contention4_router (the runner's RMSNorm, plain and with 1 fused input, and router top-k at the
+#          three models' shapes, 2048-16384 tokens, alone and beside 32 MiB NCCL collectives)
 #          power power4 (sustained-load board power and SM clock)
 #          nccl_info4 (NCCL_DEBUG=INFO init log: channels) torch_collectives4 (after collectives4)
 #          torch_gemm (after gemm)   gemm_check (3 alternating rounds of gemm + torch_gemm,
@@ -95,6 +97,23 @@ for suite in "$@"; do
         run "contention4_add_${mib}mib" "$build/contention_bench" -g 4 -w 3 -n 30 --compute add --mem_mib "$mib" \
           --comms all_reduce,all_to_all --sizes_mib 32,256 --ctas 0
       done ;;
+    contention4_router)
+      router() {  # NAME ARGS...: one layer kernel beside 32 MiB NCCL all_reduce / all_to_all, default CTAs
+        local name=$1
+        shift
+        run "contention4_$name" "$build/contention_bench" -g 4 -w 3 -n 30 --comms all_reduce,all_to_all \
+          --sizes_mib 32 --ctas 0 "$@"
+      }
+      for tokens in 2048 8192 16384; do
+        router "norm_h2048_t${tokens}" --compute rmsnorm --norm_width 2048 --mem_mib $((tokens * 2048 * 2 >> 20))
+        router "norm1_h2048_t${tokens}" --compute rmsnorm --norm_width 2048 --norm_inputs 1 \
+          --mem_mib $((tokens * 2048 * 2 >> 20))
+        router "topk_e128k8_t${tokens}" --compute topk --experts 128 --top_k 8 --tokens "$tokens"
+        router "topk_e8k2_t${tokens}" --compute topk --experts 8 --top_k 2 --tokens "$tokens"
+        router "topk_e16k1_t${tokens}" --compute topk --experts 16 --top_k 1 --tokens "$tokens"
+      done
+      router norm_h4096_t8192 --compute rmsnorm --norm_width 4096 --mem_mib 64
+      router norm_h5120_t8192 --compute rmsnorm --norm_width 5120 --mem_mib 80 ;;
     nccl_info4)
       echo "=== nccl_info4" | tee -a "$work/summary.txt"
       NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,TUNING timeout "${MOESIM_SUITE_TIMEOUT:-240}" "$build/collectives_bench" \
