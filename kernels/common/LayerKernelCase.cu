@@ -196,9 +196,11 @@ ErrorTally LayerKernelCase::check(const DeviceBuffer& input, const DeviceBuffer&
         for (int e = 1; e <= extra_inputs; ++e) {
           const auto add =
               to_float(copy_back<bf16_t>(input.get(), e * operand + static_cast<std::size_t>(row) * w, w));
-          // The kernel keeps the summed input in bf16 before it normalizes.
-          for (std::size_t i = 0; i < w; ++i) x[i] = bf16_to_float(float_to_bf16(x[i] + add[i]));
+          for (std::size_t i = 0; i < w; ++i) x[i] += add[i];
         }
+        // The kernel keeps the summed input in bf16 before it normalizes.
+        if (extra_inputs > 0)
+          for (float& v : x) v = bf16_to_float(float_to_bf16(v));
         const double squares = std::inner_product(x.begin(), x.end(), x.begin(), 0.0);
         const double scale = 1.0 / std::sqrt(squares / static_cast<double>(w) + kEpsilon);
         const auto y = to_float(copy_back<bf16_t>(output.get(), static_cast<std::size_t>(row) * w, w));
