@@ -24,6 +24,11 @@ std::string fit_copy_slowdown(hw::ContentionSpec& spec, const std::vector<double
          " peer-copy cases " + tags + " (" + range_text(gemm_slowdowns) + ").";
 }
 
+// SMs a case's collective holds: its CTA cap, or comm_sms for NCCL's default.
+double held_sms(const ContentionCase& k, const hw::ContentionSpec& spec) {
+  return *k.ctas > 0 ? *k.ctas : spec.comm_sms;
+}
+
 // Bus bytes per second a case's collective moved (nccl-tests convention), from a time and its latency.
 double bus_Bps(const ContentionCase& k, double seconds, double latency_s) {
   const auto kind = profile_kind(k.comm);  // none for a copy-engine transfer: its bytes are its bus bytes
@@ -60,7 +65,7 @@ std::string fit_hbm_sharing(Context& c, const std::vector<const ContentionCase*>
     }
     if (!k->ctas) continue;
     comm_f.push_back(taken * k->compute_hbm_Bps / bus);
-    const double w = *k->ctas > 0 ? *k->ctas : spec.comm_sms;
+    const double w = held_sms(*k, spec);
     if (w > 0 && taken < 1) weights.push_back(taken * (sms - w) / (w * (1 - taken)));
   }
   if (copy_f.empty() && comm_f.empty()) return "";
@@ -96,7 +101,7 @@ std::string fit_hbm_sharing(Context& c, const std::vector<const ContentionCase*>
     if (k->comm == "ce_copy") {
       kernel_share = 1 - spec.hbm_bytes_per_copy_byte * bus_alone / k->compute_hbm_Bps;
     } else if (k->ctas) {
-      const double ctas = *k->ctas > 0 ? *k->ctas : spec.comm_sms;
+      const double ctas = held_sms(*k, spec);
       const double comm_weight = spec.comm_hbm_weight * ctas;
       const double demand =
           spec.hbm_bytes_per_comm_byte * bus_alone / spec.comm_slowdown_with_compute / k->compute_hbm_Bps;
@@ -114,11 +119,6 @@ std::string fit_hbm_sharing(Context& c, const std::vector<const ContentionCase*>
 
 std::string shape_text(const ContentionCase& k) {
   return std::to_string(k.gemm_m) + "x" + std::to_string(k.gemm_n) + "x" + std::to_string(k.gemm_k);
-}
-
-// SMs a case's collective holds: its CTA cap, or comm_sms for NCCL's default.
-double held_sms(const ContentionCase& k, const hw::ContentionSpec& spec) {
-  return *k.ctas > 0 ? *k.ctas : spec.comm_sms;
 }
 
 // The engine's SM stretch of a case's GEMM: its SM demand over what the collective leaves it.
@@ -139,14 +139,15 @@ bool covers_gemm(const ContentionCase& k) {
  */
 std::string fit_gemm_lengths(hw::ContentionSpec& spec, const std::vector<const ContentionCase*>& nccl,
                              int sms) {
+  std::map<std::string, std::vector<const ContentionCase*>> by_shape;
+  for (const ContentionCase* k : nccl) by_shape[shape_text(*k)].push_back(k);
+  if (by_shape.size() < 2) return "";
   std::map<double, std::pair<std::string, std::vector<double>>> by_length;  // length -> shape, residuals
-  std::map<std::string, std::vector<double>> alone_of;
-  for (const ContentionCase* k : nccl) alone_of[shape_text(*k)].push_back(k->compute_alone_s);
-  if (alone_of.size() < 2) return "";
-  for (const auto& [shape, alone] : alone_of) {
-    std::vector<double> residuals;
-    for (const ContentionCase* k : nccl) {
-      if (shape_text(*k) == shape && k->ctas && covers_gemm(*k))
+  for (const auto& [shape, cases] : by_shape) {
+    std::vector<double> alone, residuals;
+    for (const ContentionCase* k : cases) {
+      alone.push_back(k->compute_alone_s);
+      if (k->ctas && covers_gemm(*k))
         residuals.push_back(*k->compute_with_comm_s / k->compute_alone_s / sm_stretch(*k, spec, sms));
     }
     if (!residuals.empty()) by_length[round4(geometric_mean(alone) * 1e6) * 1e-6] = {shape, residuals};

@@ -57,8 +57,7 @@ sim::KernelWork kernel_work(const hw::HwProfile& hw, const models::KernelCost& c
   w.hbm_bytes = cost.bytes;
   if (cost.kind == KernelClass::GEMM || cost.kind == KernelClass::GROUPED_GEMM) {
     w.sm_fraction = hw::gemm_sm_fraction(g.m, g.n, g.groups, hw.gpu.sm_count);
-    if (!hw.contention.gemm_kernel_s.empty())
-      w.comm_slowdown = hw.gemm_slowdown_with_comm(w.compute_ns * 1e-9);
+    w.comm_slowdown = hw.gemm_slowdown_with_comm(w.compute_ns * 1e-9);
   }
   return w;
 }
