@@ -160,7 +160,8 @@ ErrorTally LayerKernelCase::check(const DeviceBuffer& input, const DeviceBuffer&
   ErrorTally tally(1e-2);
   const std::int64_t n = rows();
   std::vector<std::int64_t> sampled;
-  for (std::int64_t row : {std::int64_t{0}, std::int64_t{1}, n / 2 + 17, n - 1})
+  // Row kSoftmaxKeys - 1 is the softmax's longest causal row (every key unmasked).
+  for (std::int64_t row : {std::int64_t{0}, std::int64_t{1}, kSoftmaxKeys - 1, n / 2 + 17, n - 1})
     if (row >= 0 && row < n) sampled.push_back(row);
   switch (kind) {
     case LayerKernelKind::ADD: {
