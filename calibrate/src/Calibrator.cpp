@@ -202,11 +202,13 @@ void fit_gemm_shapes(Context& c, double sustained) {
     }
     curves.shapes.push_back(std::move(curve));
   }
-  curves.source = std::to_string(curves.shapes.size()) + " bf16 shapes (n, k) at " + std::to_string(points) +
-                  " measured m of gemm_bench " + files_tags(c, "gemm") +
-                  ", efficiency as for the table (geometric mean where a shape repeats). Between measured m "
-                  "the time is linear in m; below the smallest m it is that m's time; beyond the largest, "
-                  "that m's efficiency. Other shapes use the table.";
+  curves.source =
+      std::to_string(curves.shapes.size()) + " bf16 shapes (n, k) at " + std::to_string(points) +
+      " measured m of gemm_bench " + files_tags(c, "gemm") +
+      ", efficiency as for the table (geometric mean where a shape repeats). Between measured m "
+      "the time is linear in m; below the smallest m the table's trend scaled to that m's "
+      "efficiency (flat time below the table's first m); beyond the largest, that m's efficiency. "
+      "Other shapes use the table.";
 }
 
 void fit_gemm(Context& c) {

@@ -41,7 +41,7 @@ double as_axis(std::int64_t extent) {
 double shape_curve_efficiency(const GemmShapeCurve& curve, double m) {
   const auto& ms = curve.m;
   const auto& eff = curve.value;
-  if (m <= ms.front()) return eff.front() * m / ms.front();  // no faster than the smallest measured m
+  MOE_CHECK(m >= ms.front()) << "rows below the measured curve are HwProfile::gemm_efficiency's";
   if (m >= ms.back()) return eff.back();
   const std::size_t hi = static_cast<std::size_t>(std::upper_bound(ms.begin(), ms.end(), m) - ms.begin());
   const std::size_t lo = hi - 1;
@@ -77,8 +77,19 @@ double HwProfile::sustained_peak_flops(const std::string& dtype) const {
 }
 
 double HwProfile::gemm_efficiency(std::int64_t m, std::int64_t n, std::int64_t k) const {
+  const double rows = as_axis(m);
   for (const GemmShapeCurve& curve : efficiency.gemm_shapes.shapes) {
-    if (curve.n == n && curve.k == k) return shape_curve_efficiency(curve, as_axis(m));
+    if (curve.n != n || curve.k != k) continue;
+    const double first = curve.m.front();
+    if (rows >= first) return shape_curve_efficiency(curve, rows);
+    // Fewer rows than measured follow the table's trend, scaled to agree at the first measured m: a shape
+    // measured from 4096 rows keeps its efficiency at 2048 instead of taking 4096's time. Below the
+    // table's first row as well, the time stays flat (one wave of tiles takes as long however few rows).
+    const auto table_rows = [](double r) { return static_cast<std::int64_t>(std::llround(r)); };
+    const double floor_rows = std::max(rows, std::min(efficiency.gemm.m.front(), first));
+    const double trend =
+        gemm_table_efficiency(table_rows(floor_rows), n, k) / gemm_table_efficiency(table_rows(first), n, k);
+    return std::min(1.0, curve.value.front() * trend) * rows / floor_rows;
   }
   return gemm_table_efficiency(m, n, k);
 }

@@ -1,6 +1,7 @@
 // Lookups on the tiny profile (TinyProfile.hpp); every expectation is computed in its comment.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <functional>
 
 #include "TinyProfile.hpp"
@@ -73,8 +74,19 @@ TEST(HwProfileLookup, MeasuredGemmShapesComeBeforeTheTable) {
   // 1024 + 682.67 / 3 = 1251.56, so the efficiency is 512 / 1251.56 = 0.40909.
   EXPECT_NEAR(p.gemm_efficiency(512, 1536, 2048), 512.0 / (1024.0 + (1024.0 / 0.6 - 1024.0) / 3.0), 1e-12);
   EXPECT_NEAR(p.gemm_efficiency(512, 1536, 2048), 0.40909, 1e-5);
-  // Fewer rows than measured take the smallest m's time: half the rows, half the efficiency.
-  EXPECT_DOUBLE_EQ(p.gemm_efficiency(128, 1536, 2048), 0.125);
+  // Fewer rows than measured follow the table, scaled to 0.25 at m 256. min_nk 1536 sits
+  // log2(1.5) / 2 = 0.29248 of the way from column 1024 to 4096: rows 16 and 256 give 0.129248 and
+  // 0.587744; m 128 is 3/4 of the way in log m: 0.473120. 0.25 x 0.473120 / 0.587744 = 0.201244.
+  const double column = std::log2(1.5) / 2;
+  const double row16 = 0.1 + column * 0.1, row256 = 0.5 + column * 0.3;
+  const double row128 = row16 + 0.75 * (row256 - row16);
+  EXPECT_NEAR(p.gemm_efficiency(128, 1536, 2048), 0.25 * row128 / row256, 1e-12);
+  EXPECT_NEAR(p.gemm_efficiency(128, 1536, 2048), 0.201244, 1e-6);
+  // Below the table's first row (16) too, the time stays that of 16 rows: half the rows, half of it.
+  EXPECT_NEAR(p.gemm_efficiency(8, 1536, 2048), 0.25 * row16 / row256 * 0.5, 1e-12);
+  // A curve measured from the table's first row keeps its flat time below it.
+  p.efficiency.gemm_shapes.shapes.push_back({4096, 4096, {16, 256}, {0.3, 0.9}});
+  EXPECT_DOUBLE_EQ(p.gemm_efficiency(4, 4096, 4096), 0.3 / 4);
   // More rows than measured keep the largest m's efficiency.
   EXPECT_DOUBLE_EQ(p.gemm_efficiency(8192, 1536, 2048), 0.6);
   // (n, k) must match both ways round; the transposed shape uses the table like any other shape.

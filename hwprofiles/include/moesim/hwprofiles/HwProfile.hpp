@@ -95,7 +95,8 @@ struct GemmShapeCurve {
 /**
  * @brief Optional (calibrated profiles): the shapes a benchmark measured, looked up before the table.
  * Between two measured m the time is linear in m (a fixed cost plus a per-row cost, which is how one
- * kernel's time grows with its row count); below the smallest m it is that m's time; beyond the
+ * kernel's time grows with its row count); below the smallest m, that m's efficiency times the table's
+ * ratio between the two row counts (its time where the table has no smaller row either); beyond the
  * largest, that m's efficiency.
  */
 struct GemmShapeCurves {
