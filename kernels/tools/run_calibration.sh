@@ -11,6 +11,10 @@
 #          8 CTAs: how the slowdown beside NCCL depends on the kernel's length and waves)
 #          contention4_router (the runner's RMSNorm, plain and with 1 fused input, and router top-k at the
 #          three models' shapes, 2048-16384 tokens, alone and beside 32 MiB NCCL collectives)
+#          router1 (the same RMSNorm and top-k on one GPU, alone and beside a 32 MiB peer copy: the router
+#          table where no NCCL node is at hand)
+#          gemm_attn (the attention projections at 512-8192 tokens, the heuristic's first pick: the rows below
+#          gemm_first's 4096)
 #          power power4 (sustained-load board power and SM clock)
 #          nccl_info4 (NCCL_DEBUG=INFO init log: channels) torch_collectives4 (after collectives4)
 #          torch_gemm (after gemm)   gemm_check (3 alternating rounds of gemm + torch_gemm,
@@ -129,6 +133,17 @@ for suite in "$@"; do
       [ -f "$work/collectives4.json" ] && python3 "$repo/kernels/tools/busbw_compare.py" "$work/collectives4.json" \
         "$work/torch_collectives4.json" > "$work/busbw_compare4.txt" 2>&1
       pack ;;
+    router1)
+      for tokens in 2048 8192 16384; do
+        for shape in 128:8 8:2 16:1; do
+          run "router1_topk_e${shape%:*}k${shape#*:}_t${tokens}" "$build/contention_bench" -g 1 -w 3 -n 30 \
+            --comms ce_copy --sizes_mib 32 --compute topk --experts "${shape%:*}" --top_k "${shape#*:}" --tokens "$tokens"
+        done
+        run "router1_norm_h2048_t${tokens}" "$build/contention_bench" -g 1 -w 3 -n 30 --comms ce_copy \
+          --sizes_mib 32 --compute rmsnorm --norm_width 2048 --mem_mib $((tokens * 2048 * 2 >> 20))
+      done ;;
+    gemm_attn)
+      run gemm_attn "$build/gemm_bench" -w 5 -n 30 -G 64 --algos 1 --groups attn --attn_tokens 512,1024,2048,8192 ;;
     torch_gemm)
       echo "=== torch_gemm" | tee -a "$work/summary.txt"
       timeout "${MOESIM_SUITE_TIMEOUT:-240}" python3 "$repo/kernels/tools/torch_gemm_compare.py" "$work/gemm.json" \
