@@ -150,7 +150,7 @@ void read_collective(const JsonAt& r, const std::string& file, BenchResults& out
   if (c.bytes > 0) out.collectives.push_back(c);
 }
 
-void read_contention(const JsonAt& r, const std::string& file, BenchResults& out) {
+void read_contention(const JsonAt& r, const JsonAt& doc, BenchResults& out) {
   ContentionCase c;
   c.comm = r.string("comm");
   c.bytes = r.number("bytes");
@@ -168,12 +168,18 @@ void read_contention(const JsonAt& r, const std::string& file, BenchResults& out
   } else {
     c.compute_hbm_Bps = r.number("compute_hbm_GBps_alone") * 1e9;
   }
+  if (c.compute == "topk") {  // one selection per run, given on its command line
+    const JsonAt options = doc.at("options");
+    c.tokens = options.integer("tokens");
+    c.experts = options.integer("experts");
+    c.top_k = options.integer("top_k");
+  }
   c.compute_alone_s = r.p50_seconds(prefix + "_alone_us");
   if (r.has(prefix + "_with_comm_us")) c.compute_with_comm_s = r.p50_seconds(prefix + "_with_comm_us");
   c.comm_alone_s = r.p50_seconds("comm_alone_us");
   if (r.has("comm_with_" + prefix + "_us"))
     c.comm_with_compute_s = r.p50_seconds("comm_with_" + prefix + "_us");
-  c.file = file;
+  c.file = doc.file();
   out.contention.push_back(c);
 }
 
@@ -243,7 +249,7 @@ void add_document(const JsonAt& doc, BenchResults& out) {
     } else if (benchmark == "collectives") {
       read_collective(r, doc.file(), out);
     } else if (benchmark == "contention") {
-      read_contention(r, doc.file(), out);
+      read_contention(r, doc, out);
     } else {
       out.launch.push_back({r.string("measure"), r.p50_seconds("time_us")});
     }

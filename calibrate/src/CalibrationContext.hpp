@@ -51,5 +51,9 @@ void add_residual(Context& c, const std::string& table, const ErrorSummary& e, c
 
 /** @brief The contention section from contention_bench results (ContentionFit.cpp). */
 void fit_contention(Context& c);
+/** @brief SMs a contention case's collective holds: its CTA cap, or comm_sms for NCCL's default. */
+double held_sms(const ContentionCase& k, const hw::ContentionSpec& spec);
+/** @brief efficiency.router_topk from contention_bench's topk runs (RouterFit.cpp); after fit_contention. */
+void fit_router_topk(Context& c);
 
 }  // namespace moesim::calibrate::detail

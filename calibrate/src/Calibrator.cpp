@@ -804,6 +804,7 @@ CalibrationResult calibrate(const hw::HwProfile& base, const CalibrationInputs& 
   fit_memory(c);
   fit_collectives(c);
   fit_contention(c);
+  fit_router_topk(c);
   fit_launch(c);
   fit_blas_call(c);
   use_traces(c);

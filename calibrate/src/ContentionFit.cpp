@@ -10,6 +10,11 @@
 #include "moesim/calibrate/Fitting.hpp"
 
 namespace moesim::calibrate::detail {
+
+double held_sms(const ContentionCase& k, const hw::ContentionSpec& spec) {
+  return k.ctas && *k.ctas > 0 ? *k.ctas : spec.comm_sms;
+}
+
 namespace {
 
 using hw::CollectiveScope;
@@ -22,11 +27,6 @@ std::string fit_copy_slowdown(hw::ContentionSpec& spec, const std::vector<double
   return " compute_slowdown_with_copy = " + num(spec.compute_slowdown_with_copy, 4) +
          ": geometric mean of the GEMM slowdown over the " + std::to_string(gemm_slowdowns.size()) +
          " peer-copy cases " + tags + " (" + range_text(gemm_slowdowns) + ").";
-}
-
-// SMs a case's collective holds: its CTA cap, or comm_sms for NCCL's default.
-double held_sms(const ContentionCase& k, const hw::ContentionSpec& spec) {
-  return *k.ctas > 0 ? *k.ctas : spec.comm_sms;
 }
 
 // Bus bytes per second a case's collective moved (nccl-tests convention), from a time and its latency.

@@ -26,6 +26,24 @@ double round_significant(double value, int digits) {
   return std::round(value * scale) / scale;
 }
 
+LineFit fit_line(const std::vector<double>& xs, const std::vector<double>& ys) {
+  MOE_CHECK(!xs.empty() && xs.size() == ys.size()) << xs.size() << " x and " << ys.size() << " y values";
+  const auto n = static_cast<double>(xs.size());
+  double mean_x = 0, mean_y = 0;
+  for (std::size_t i = 0; i < xs.size(); ++i) {
+    mean_x += xs[i] / n;
+    mean_y += ys[i] / n;
+  }
+  double sxx = 0, sxy = 0;
+  for (std::size_t i = 0; i < xs.size(); ++i) {
+    sxx += (xs[i] - mean_x) * (xs[i] - mean_x);
+    sxy += (xs[i] - mean_x) * (ys[i] - mean_y);
+  }
+  if (sxx <= 0) return {0.0, mean_x != 0 ? mean_y / mean_x : 0.0};
+  const double slope = sxy / sxx;
+  return {mean_y - slope * mean_x, slope};
+}
+
 double relative_error(double model, double measured) {
   MOE_CHECK(measured != 0) << "relative error against a zero measurement";
   return (model - measured) / measured;

@@ -136,6 +136,19 @@ double HwProfile::gemm_slowdown_with_comm(double kernel_s) const {
   return interpolate_log_x(contention.gemm_kernel_s, contention.gemm_slowdown, kernel_s);
 }
 
+std::optional<RouterTopkCost> HwProfile::router_topk(std::int64_t tokens, std::int64_t top_k) const {
+  const RouterTopkTable& t = efficiency.router_topk;
+  if (t.top_k.empty()) return std::nullopt;
+  const double k = as_axis(top_k);
+  RouterTopkCost cost;
+  cost.time_s =
+      interpolate_log_x(t.top_k, t.fixed_s, k) +
+      interpolate_log_x(t.top_k, t.s_per_token, k) * static_cast<double>(std::max<std::int64_t>(tokens, 0));
+  cost.comm_slowdown = interpolate_log_x(t.top_k, t.comm_slowdown, k);
+  cost.comm_drag = interpolate_log_x(t.top_k, t.comm_drag, k);
+  return cost;
+}
+
 double gemm_sm_fraction(std::int64_t m, std::int64_t n, std::int64_t groups, int sm_count) {
   MOE_CHECK(sm_count > 0) << "sm_count " << sm_count;
   constexpr double kTile = 128;

@@ -14,6 +14,7 @@ using units::kGbps;
 using units::kGBps;
 using units::kMHz;
 using units::kMiB;
+using units::kNs;
 using units::kPjPerByte;
 using units::kTflops;
 using units::kUs;
@@ -158,6 +159,22 @@ GemmShapeCurves parse_gemm_shapes(JsonObject obj) {
   return curves;
 }
 
+RouterTopkTable parse_router_topk(JsonObject obj) {
+  RouterTopkTable t;
+  for (JsonObject point : obj.object_array("points")) {
+    t.top_k.push_back(point.number("top_k"));
+    t.experts.push_back(point.number("experts"));
+    t.fixed_s.push_back(point.number("fixed_us") * kUs);
+    t.s_per_token.push_back(point.number("ns_per_token") * kNs);
+    t.comm_slowdown.push_back(point.number("comm_slowdown"));
+    t.comm_drag.push_back(point.number("comm_drag"));
+    point.finish();
+  }
+  t.source = obj.string("source");
+  obj.finish();
+  return t;
+}
+
 EfficiencySpec parse_efficiency(JsonObject obj) {
   EfficiencySpec e;
   e.gemm = parse_gemm(obj.object("gemm"));
@@ -169,6 +186,7 @@ EfficiencySpec parse_efficiency(JsonObject obj) {
     e.attention_unfused_fwd = parse_curve(*unfused, "seq");
   e.attention_bwd_factor = obj.number("attention_bwd_factor");
   e.memory = parse_curve(obj.object("memory"), "bytes");
+  if (auto router = obj.optional_object("router_topk")) e.router_topk = parse_router_topk(std::move(*router));
   e.source = obj.string("source");
   obj.finish();
   return e;

@@ -16,6 +16,7 @@ inline constexpr double kGbps = 1e9 / 8.0;       ///< _gbps (Gbit/s) → bytes/s
 inline constexpr double kMiB = 1024.0 * 1024.0;  ///< _MiB → bytes (caches are power-of-two sized)
 inline constexpr double kMHz = 1e6;              ///< _mhz → Hz
 inline constexpr double kUs = 1e-6;              ///< _us → seconds
+inline constexpr double kNs = 1e-9;              ///< _ns → seconds
 inline constexpr double kPjPerByte = 1e-12;      ///< _pj_per_byte (picojoules per byte) → J/byte
 inline constexpr double kOne = 1.0;              ///< dimensionless or already SI (_w: watts)
 

@@ -13,6 +13,7 @@ using units::format_number;
 using units::kGBps;
 using units::kMHz;
 using units::kMiB;
+using units::kNs;
 using units::kOne;
 using units::kUs;
 
@@ -154,6 +155,24 @@ void validate_gemm_shapes(const GemmShapeCurves& curves, const RuleChecker& chec
   check.not_empty(base + "/source", curves.source);
 }
 
+void validate_router_topk(const RouterTopkTable& t, const RuleChecker& check) {
+  const std::string base = "/efficiency/router_topk/points";
+  auto at = [&](std::size_t i) { return base + "/" + std::to_string(i); };
+  check.axis(base, t.top_k, kOne, [&](std::size_t i) { return at(i) + "/top_k"; });
+  for (std::size_t i = 0; i < t.top_k.size(); ++i) {
+    check.positive(at(i) + "/experts", t.experts[i]);
+    if (t.experts[i] < t.top_k[i]) {
+      check.fail_value(at(i) + "/experts", t.experts[i],
+                       "must be >= top_k (" + format_number(t.top_k[i]) + ")");
+    }
+    check.non_negative(at(i) + "/fixed_us", t.fixed_s[i], kUs);
+    check.positive(at(i) + "/ns_per_token", t.s_per_token[i], kNs);
+    check.at_least_one(at(i) + "/comm_slowdown", t.comm_slowdown[i]);
+    check.at_least_one(at(i) + "/comm_drag", t.comm_drag[i]);
+  }
+  check.not_empty("/efficiency/router_topk/source", t.source);
+}
+
 void validate_efficiency(const HwProfile& p, const RuleChecker& check) {
   const EfficiencySpec& e = p.efficiency;
   validate_gemm(e.gemm, check);
@@ -169,6 +188,7 @@ void validate_efficiency(const HwProfile& p, const RuleChecker& check) {
     validate_curve(e.attention_unfused_fwd, "/efficiency/attention_unfused_fwd", "seq", check);
   check.fraction("/efficiency/attention_bwd_factor", e.attention_bwd_factor);
   validate_curve(e.memory, "/efficiency/memory", "bytes", check);
+  if (!e.router_topk.top_k.empty()) validate_router_topk(e.router_topk, check);
   check.not_empty("/efficiency/source", e.source);
 }
 

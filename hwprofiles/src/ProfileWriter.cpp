@@ -13,6 +13,7 @@ using units::kGbps;
 using units::kGBps;
 using units::kMHz;
 using units::kMiB;
+using units::kNs;
 using units::kPjPerByte;
 using units::kTflops;
 using units::kUs;
@@ -101,6 +102,19 @@ ordered_json efficiency_json(const EfficiencySpec& e) {
     for (const GemmShapeCurve& c : e.gemm_shapes.shapes)
       shapes.push_back({{"n", c.n}, {"k", c.k}, {"m", c.m}, {"value", c.value}});
     out = insert_after(out, "gemm", "gemm_shapes", {{"shapes", shapes}, {"source", e.gemm_shapes.source}});
+  }
+  if (!e.router_topk.top_k.empty()) {
+    const RouterTopkTable& t = e.router_topk;
+    ordered_json points = ordered_json::array();
+    for (std::size_t i = 0; i < t.top_k.size(); ++i) {
+      points.push_back({{"top_k", t.top_k[i]},
+                        {"experts", t.experts[i]},
+                        {"fixed_us", in_unit(t.fixed_s[i], kUs)},
+                        {"ns_per_token", in_unit(t.s_per_token[i], kNs)},
+                        {"comm_slowdown", t.comm_slowdown[i]},
+                        {"comm_drag", t.comm_drag[i]}});
+    }
+    out = insert_after(out, "memory", "router_topk", {{"points", points}, {"source", t.source}});
   }
   if (e.attention_unfused_fwd.x.empty()) return out;
   const EfficiencyCurve& unfused = e.attention_unfused_fwd;

@@ -65,6 +65,15 @@ class KernelList {
         (total_rows * depth + active_groups * depth * columns + total_rows * columns) * element_bytes_;
   }
 
+  // Reads the router's logits, writes an index and a weight per choice; where the profile has no
+  // router_topk table it is priced as this HBM traffic.
+  void router_topk(std::int64_t tokens, std::int64_t experts, std::int64_t top_k) {
+    KernelCost& kernel = add("softmax_topk", KernelClass::ROUTER_TOPK);
+    kernel.route = {tokens, experts, top_k};
+    kernel.bytes = static_cast<double>(tokens) * (static_cast<double>(experts) * element_bytes_ +
+                                                  static_cast<double>(top_k) * kRouteEntryBytes);
+  }
+
   void memory(const std::string& name, double bytes_read, double bytes_written) {
     add(name, KernelClass::MEMORY).bytes = bytes_read + bytes_written;
   }
@@ -95,6 +104,9 @@ std::vector<KernelCost> backward_kernels(const std::vector<KernelCost>& forward,
         kernel.gemm =
             pass == Pass::DGRAD ? GemmShape{f.m, f.k, f.n, f.groups} : GemmShape{f.k, f.n, f.m, f.groups};
         break;
+      case KernelClass::ROUTER_TOPK:  // its backward is the softmax's: a bandwidth pass, no selection
+        kernel.kind = KernelClass::MEMORY;
+        [[fallthrough]];
       case KernelClass::MEMORY:
         if (pass == Pass::WGRAD) continue;
         kernel.bytes *= kMemoryBackwardFactor;
@@ -288,8 +300,7 @@ void forward_kernels(const ModelSpec& spec, LayerOp op, const OpContext& context
     }
     case LayerOp::GATE:
       list.gemm("router", context.tokens, spec.moe.experts, spec.hidden);
-      list.memory("softmax_topk", tokens * spec.moe.experts * element,
-                  tokens * spec.moe.top_k * kRouteEntryBytes);
+      list.router_topk(context.tokens, spec.moe.experts, spec.moe.top_k);
       return;
     case LayerOp::PERMUTE:
       list.memory("permute", routed, routed);
@@ -356,6 +367,8 @@ std::string to_string(KernelClass kind) {
       return "attention";
     case KernelClass::MEMORY:
       return "memory";
+    case KernelClass::ROUTER_TOPK:
+      return "router_topk";
   }
   MOE_CHECK(false) << "unknown KernelClass " << static_cast<int>(kind);
   return {};

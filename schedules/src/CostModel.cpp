@@ -48,6 +48,7 @@ sim::KernelWork kernel_work(const hw::HwProfile& hw, const models::KernelCost& c
              hw.attention_efficiency(std::max<std::int64_t>(cost.attn_seq, 1), pass, attention);
       break;
     case KernelClass::MEMORY:
+    case KernelClass::ROUTER_TOPK:
       break;
   }
   if (cost.flops > 0 && rate > 0) {
@@ -58,6 +59,16 @@ sim::KernelWork kernel_work(const hw::HwProfile& hw, const models::KernelCost& c
   if (cost.kind == KernelClass::GEMM || cost.kind == KernelClass::GROUPED_GEMM) {
     w.sm_fraction = hw::gemm_sm_fraction(g.m, g.n, g.groups, hw.gpu.sm_count);
     w.comm_slowdown = hw.gemm_slowdown_with_comm(w.compute_ns * 1e-9);
+  }
+  if (cost.kind == KernelClass::ROUTER_TOPK) {
+    if (const auto router = hw.router_topk(cost.route.tokens, cost.route.top_k)) {
+      // Latency-bound on the SMs: the measured time is compute time (kernel_min already in fixed_ns); its
+      // bytes only share the HBM.
+      w.compute_ns = std::max(0.0, router->time_s * 1e9 - w.fixed_ns);
+      w.memory_ns = cost.bytes / streaming_hbm_Bps(hw) * 1e9;
+      w.comm_slowdown = router->comm_slowdown;
+      w.comm_drag = router->comm_drag;
+    }
   }
   return w;
 }

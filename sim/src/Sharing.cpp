@@ -107,9 +107,14 @@ std::vector<double> Simulation::share_hbm(int rank, const std::vector<double>& g
   return hbm;
 }
 
+// The slowest drag among the running kernels sets the comm kernels' rate.
 double Simulation::sm_comm_port(int gpu, double bus) const {
-  const bool computing = !gpus_[static_cast<std::size_t>(gpu)].running.empty();
-  return computing ? bus / platform_.gpu.comm_slowdown_with_compute : bus;
+  double drag = 1.0;
+  for (OpId id : gpus_[static_cast<std::size_t>(gpu)].running) {
+    const double own = ops_[static_cast<std::size_t>(id)].work.comm_drag;
+    drag = std::max(drag, own > 0 ? own : platform_.gpu.comm_slowdown_with_compute);
+  }
+  return bus / drag;
 }
 
 double Simulation::comm_bus_cap(int gpu, int collective) const {

@@ -232,6 +232,64 @@ TEST(Calibrator, ShorterGemmShapesGiveTheSlowdownByLength) {
       << p.contention.source;
 }
 
+// The router's top-k: a line per top_k through the one-GPU alone times, and its factors beside NCCL.
+TEST(Calibrator, RouterTopkTableFromTopkRuns) {
+  CalibrationInputs in = inputs();
+  in.bench.runs.push_back(run("topk1.json", "contention", 1));
+  in.bench.runs.push_back(run("topk4.json", "contention", 4));
+  auto topk = [](std::int64_t top_k, std::int64_t experts, std::int64_t tokens, double alone_s, int ranks) {
+    ContentionCase k;
+    k.compute = "topk";
+    k.comm = ranks == 1 ? "ce_copy" : "all_to_all";
+    k.bytes = 32.0 * 1048576;
+    if (ranks > 1) k.ctas = 0;
+    k.ranks = ranks;
+    k.top_k = top_k;
+    k.experts = experts;
+    k.tokens = tokens;
+    k.compute_alone_s = alone_s;
+    k.comm_alone_s = 100e-6;
+    k.file = ranks == 1 ? "topk1.json" : "topk4.json";
+    return k;
+  };
+  // k 8: 12 us at 1000 tokens and 20 us at 3000 on one GPU -> 8 us + 4 ns/token. On four GPUs the alone time
+  // (24 us) is not used for the line; beside default-CTA NCCL (comm_sms 20 of 100: stretch 1.25) it took
+  // 36 us = 24 x 1.25 x 1.2 -> comm_slowdown 1.2, and the collective took 142 us against 100 alone:
+  // (142 - 24 / 2) / 100 = 1.3.
+  ContentionCase nccl = topk(8, 128, 3000, 24e-6, 4);
+  nccl.compute_with_comm_s = 36e-6;
+  nccl.comm_with_compute_s = 142e-6;
+  // k 2: one token count, 10 us at 2000 -> through the origin, 5 ns/token; no NCCL case -> the platform's
+  // compute_slowdown_with_comm (1.1) and comm_slowdown_with_compute (1.107).
+  for (const ContentionCase& k :
+       {topk(8, 128, 1000, 12e-6, 1), topk(8, 128, 3000, 20e-6, 1), nccl, topk(2, 8, 2000, 10e-6, 1)})
+    in.bench.contention.push_back(k);
+  const hw::HwProfile p = calibrate(base_profile(), in).profile;
+  const hw::RouterTopkTable& t = p.efficiency.router_topk;
+  EXPECT_EQ(t.top_k, (std::vector<double>{2, 8}));
+  EXPECT_EQ(t.experts, (std::vector<double>{8, 128}));
+  ASSERT_EQ(t.fixed_s.size(), 2u);
+  EXPECT_NEAR(t.fixed_s[0], 0, 1e-15);
+  EXPECT_NEAR(t.fixed_s[1], 8e-6, 1e-15);
+  EXPECT_NEAR(t.s_per_token[0], 5e-9, 1e-18);
+  EXPECT_NEAR(t.s_per_token[1], 4e-9, 1e-18);
+  EXPECT_EQ(t.comm_slowdown, (std::vector<double>{1.1, 1.2}));
+  EXPECT_EQ(t.comm_drag, (std::vector<double>{1.107, 1.3}));
+  // k 4 is half way from 2 to 8 in log k: 4 us + 4.5 ns/token -> 13 us at 2000 tokens.
+  const auto cost = p.router_topk(2000, 4);
+  ASSERT_TRUE(cost.has_value());
+  EXPECT_NEAR(cost->time_s, 13e-6, 1e-15);
+  EXPECT_NEAR(cost->comm_drag, (1.107 + 1.3) / 2, 1e-12);
+  // One top_k measured at two expert counts is refused, naming the file.
+  in.bench.contention.push_back(topk(8, 64, 1000, 12e-6, 1));
+  try {
+    calibrate(base_profile(), in);
+    FAIL() << "expected a ConfigError";
+  } catch (const ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("topk1.json: /options/experts = 64"), std::string::npos) << e.what();
+  }
+}
+
 TEST(Calibrator, SameInputsSameText) {
   EXPECT_EQ(profile_text(calibrate(base_profile(), inputs()).profile),
             profile_text(calibrate(base_profile(), inputs()).profile));

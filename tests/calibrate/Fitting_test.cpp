@@ -133,5 +133,17 @@ TEST(CollectiveFit, FallsBackToTheBaseLatencyWithoutSmallSizes) {
   EXPECT_NEAR(fit.busbw_Bps[0], 209.7152e9, 1e3);
 }
 
+TEST(Fitting, LineThroughPointsAndThroughOneX) {
+  // (1, 3), (2, 5), (3, 7.5): mean x 2, mean y 5.1667; Sxy = (-1)(-2.1667) + 0 + (1)(2.3333) = 4.5,
+  // Sxx = 2 -> slope 2.25, intercept 5.1667 - 4.5 = 0.6667.
+  const LineFit line = fit_line({1, 2, 3}, {3, 5, 7.5});
+  EXPECT_NEAR(line.slope, 2.25, 1e-12);
+  EXPECT_NEAR(line.intercept, 15.5 / 3 - 4.5, 1e-12);
+  // One distinct x: the line through the origin and the mean.
+  const LineFit origin = fit_line({4, 4}, {10, 14});
+  EXPECT_DOUBLE_EQ(origin.intercept, 0);
+  EXPECT_DOUBLE_EQ(origin.slope, 3);
+}
+
 }  // namespace
 }  // namespace moesim::calibrate

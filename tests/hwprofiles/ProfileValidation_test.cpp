@@ -204,6 +204,45 @@ TEST(ProfileValidation, ContentionRules) {
             "bad.json: /gpu/sm_count = 0: must be > 0");
 }
 
+TEST(ProfileValidation, RouterTopkTableIsCheckedPointByPoint) {
+  auto with_table = [](json& d) {
+    d["efficiency"]["router_topk"] = {{"points", json::array({{{"top_k", 2},
+                                                               {"experts", 8},
+                                                               {"fixed_us", 4},
+                                                               {"ns_per_token", 1.7},
+                                                               {"comm_slowdown", 1},
+                                                               {"comm_drag", 1.3}},
+                                                              {{"top_k", 8},
+                                                               {"experts", 128},
+                                                               {"fixed_us", 8},
+                                                               {"ns_per_token", 3.5},
+                                                               {"comm_slowdown", 1.17},
+                                                               {"comm_drag", 1.56}}})},
+                                      {"source", "test"}};
+  };
+  EXPECT_EQ(error_after(with_table), "<accepted>");
+  EXPECT_EQ(error_after([&](json& d) {
+              with_table(d);
+              d["efficiency"]["router_topk"]["points"][1]["top_k"] = 2;
+            }),
+            "bad.json: /efficiency/router_topk/points/1/top_k = 2: must be > the previous entry (2)");
+  EXPECT_EQ(error_after([&](json& d) {
+              with_table(d);
+              d["efficiency"]["router_topk"]["points"][0]["experts"] = 1;
+            }),
+            "bad.json: /efficiency/router_topk/points/0/experts = 1: must be >= top_k (2)");
+  EXPECT_EQ(error_after([&](json& d) {
+              with_table(d);
+              d["efficiency"]["router_topk"]["points"][1]["comm_drag"] = 0.9;
+            }),
+            "bad.json: /efficiency/router_topk/points/1/comm_drag = 0.9: must be >= 1");
+  EXPECT_EQ(error_after([&](json& d) {
+              with_table(d);
+              d["efficiency"]["router_topk"]["points"][0].erase("ns_per_token");
+            }),
+            "bad.json: /efficiency/router_topk/points/0/ns_per_token is missing (required)");
+}
+
 TEST(ProfileValidation, GemmSlowdownByLengthIsCheckedPointByPoint) {
   auto with_table = [](json& d) {
     d["contention"]["gemm_slowdown_with_comm"] =

@@ -249,6 +249,16 @@ TEST(LayerOps, GateRouterAndTopK) {
   ASSERT_EQ(names(kernels), (std::vector<std::string>{"gate.router", "gate.softmax_topk"}));
   EXPECT_DOUBLE_EQ(kernels[0].flops, 367'001'600.0);
   EXPECT_DOUBLE_EQ(kernels[1].bytes, 57'600.0);
+  // The top-k carries its selection for the profile's router table; its backward is a plain bandwidth pass.
+  EXPECT_EQ(kernels[1].kind, KernelClass::ROUTER_TOPK);
+  EXPECT_EQ(kernels[1].route.tokens, 100);
+  EXPECT_EQ(kernels[1].route.experts, 256);
+  EXPECT_EQ(kernels[1].route.top_k, 8);
+  const auto dgrad =
+      layer_op_kernels(load_model("deepseek-v3"), LayerOp::GATE, Pass::DGRAD, tokens_context(100));
+  ASSERT_EQ(dgrad.size(), 2u);
+  EXPECT_EQ(dgrad[0].kind, KernelClass::MEMORY);
+  EXPECT_DOUBLE_EQ(dgrad[0].bytes, 2 * 57'600.0);
 }
 
 TEST(LayerOps, PermuteUnpermuteNormsAndResidual) {

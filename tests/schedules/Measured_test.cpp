@@ -263,3 +263,27 @@ TEST(UnfusedAttention, SplitsIntoTheRunnersChunksAndKeepsItsTime) {
     EXPECT_EQ(split.front().name, "attn_core.flash_fwd.c0.qk");
   }
 }
+
+TEST(CostModel, RouterTopkTakesTheProfilesTableOrAnHbmPass) {
+  // Qwen3's router at 8192 tokens: 128 experts, k 8; 8192 x (128 x 2 B + 8 x 8 B) = 2,621,440 B.
+  models::KernelCost cost;
+  cost.name = "gate.softmax_topk";
+  cost.kind = models::KernelClass::ROUTER_TOPK;
+  cost.route = {8192, 128, 8};
+  cost.bytes = 2'621'440;
+  auto hw = hw::load_profile("h200");
+  // Without a table: an HBM pass of its bytes, no SM time.
+  hw.efficiency.router_topk = {};
+  const auto pass = kernel_work(hw, cost, models::DType::BF16, hw::AttentionImpl::FUSED);
+  EXPECT_EQ(pass.compute_ns, 0);
+  EXPECT_NEAR(pass.memory_ns, 2'621'440 / (hw.gpu.hbm_bw_Bps * hw.memory_efficiency(2'621'440)) * 1e9, 1e-9);
+  // With one: 8 us + 3.5 ns x 8192 = 36.672 us in all, kernel_min_us of it fixed; SM-bound, with its own
+  // factors beside comm.
+  hw.efficiency.router_topk = {{8}, {128}, {8e-6}, {3.5e-9}, {1.17}, {1.56}, "test"};
+  const auto timed = kernel_work(hw, cost, models::DType::BF16, hw::AttentionImpl::FUSED);
+  EXPECT_NEAR(timed.fixed_ns + timed.compute_ns, 36'672, 1e-6);
+  EXPECT_NEAR(timed.memory_ns, 2'621'440 / streaming_hbm_Bps(hw) * 1e9, 1e-9);
+  EXPECT_DOUBLE_EQ(timed.sm_fraction, 1);
+  EXPECT_DOUBLE_EQ(timed.comm_slowdown, 1.17);
+  EXPECT_DOUBLE_EQ(timed.comm_drag, 1.56);
+}

@@ -146,6 +146,21 @@ TEST(Collective, ContentionSlowsBothSides) {
   EXPECT_EQ(r.ops[0].end, 108046);  // rank 0's gemm is op 0
 }
 
+TEST(Collective, KernelsOwnCommDragOverridesThePlatforms) {
+  // As above, but the half-GPU kernel drags comm 2x (a light kernel sharing SMs with the comm blocks, such
+  // as the router's top-k) instead of the platform's 1.25x. The kernel, 1.1x slower throughout, ends at
+  // 110000; by then the collective has moved (110000 - 1000) / 2 = 54500 ns of its 70000 ns of data, and
+  // the 15500 left run alone: 125500.
+  Program p(8, false);
+  KernelWork half = compute(100000);
+  half.sm_fraction = 0.5;
+  half.comm_drag = 2.0;
+  auto m = add_everywhere(p, balanced_a2a(8, 1e6), half);
+  auto r = run(test_platform(1, 100, 1000, GpuResources{132, 33, 1.1, 1.25}), p);
+  EXPECT_EQ(r.ops[0].end, 110000);
+  EXPECT_EQ(r.ops[static_cast<std::size_t>(m[0])].end, 125500);
+}
+
 TEST(Collective, CommKernelStartsAtTheBoundaryOfAKernelThatFillsTheGpu) {
   // The GEMM (sm_fraction 1) was launched first and holds every SM; the comm kernel's blocks queue
   // behind it and start when it ends at 100000 (no preemption). The GEMM runs alone at full speed;

@@ -89,14 +89,16 @@ struct CollectiveCase {
 
 /** @brief One contention_bench scenario: a GEMM stream and a communication stream, alone and together. */
 struct ContentionCase {
-  std::string compute = "gemm";  ///< the compute kernel: gemm, add (streaming, HBM-bound) or softmax
-  std::string comm;              ///< all_reduce, all_to_all, ce_copy
-  double bytes = 0;              ///< communication size per rank
-  std::optional<int> ctas;       ///< NCCL maxCTAs (0 = NCCL's default); none for copy-engine transfers
+  std::string compute =
+      "gemm";               ///< the compute kernel: gemm, add (streaming, HBM-bound), softmax, rmsnorm, topk
+  std::string comm;         ///< all_reduce, all_to_all, ce_copy
+  double bytes = 0;         ///< communication size per rank
+  std::optional<int> ctas;  ///< NCCL maxCTAs (0 = NCCL's default); none for copy-engine transfers
   int ranks = 0;
   bool high_priority = false;                       ///< comm stream at the highest priority
   std::int64_t gemm_m = 0, gemm_n = 0, gemm_k = 0;  ///< gemm only
   double compute_hbm_Bps = 0;                       ///< add, softmax: the kernel's HBM bytes/s alone
+  std::int64_t tokens = 0, experts = 0, top_k = 0;  ///< topk only: the router's selection (run options)
   double compute_alone_s = 0;
   std::optional<double> compute_with_comm_s;
   double comm_alone_s = 0;

@@ -29,6 +29,18 @@ double round_significant(double value, int digits);
 /** @brief Relative error (model − measured) / measured. */
 double relative_error(double model, double measured);
 
+/** @brief y = intercept + slope · x. */
+struct LineFit {
+  double intercept = 0;
+  double slope = 0;
+};
+
+/**
+ * @brief Least-squares line through (xs, ys). One distinct x gives the line through the origin and that
+ * point's mean. @pre xs.size() == ys.size() > 0.
+ */
+LineFit fit_line(const std::vector<double>& xs, const std::vector<double>& ys);
+
 /** @brief Max and mean of |relative error| over a set of (model, measured) pairs. */
 struct ErrorSummary {
   int points = 0;

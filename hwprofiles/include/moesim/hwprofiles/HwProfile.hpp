@@ -23,6 +23,7 @@
  */
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -104,6 +105,30 @@ struct GemmShapeCurves {
   std::string source;
 };
 
+/**
+ * @brief Optional (calibrated profiles): the router's softmax + top-k kernel, which is neither an HBM pass
+ * nor a matrix multiply (one warp per token, a shuffle reduction and an atomic count per choice: 10-65 us
+ * where its bytes take 1-5 us). Time alone = fixed_s + s_per_token · tokens, each column log-linear in top_k
+ * between the measured points and clamped at the ends. Beside comm kernels it loses their SMs like any
+ * compute kernel, times comm_slowdown; while it runs, SM-driven collectives slow by comm_drag.
+ */
+struct RouterTopkTable {
+  std::vector<double> top_k;          ///< choices per token, strictly increasing; empty = no table
+  std::vector<double> experts;        ///< the expert count each point was measured at (for the record)
+  std::vector<double> fixed_s;        ///< time of a launch with no tokens
+  std::vector<double> s_per_token;    ///< time per token
+  std::vector<double> comm_slowdown;  ///< factor beyond the lost SMs while comm kernels run (>= 1)
+  std::vector<double> comm_drag;      ///< factor on SM-driven collectives while it runs (>= 1)
+  std::string source;
+};
+
+/** @brief The router table at one top_k; see RouterTopkTable. */
+struct RouterTopkCost {
+  double time_s = 0;
+  double comm_slowdown = 1;
+  double comm_drag = 1;
+};
+
 /** @brief Achieved fractions of peak, each relative to the peak named in the file header comment. */
 struct EfficiencySpec {
   GemmEfficiencyTable gemm;
@@ -117,8 +142,9 @@ struct EfficiencySpec {
    */
   EfficiencyCurve attention_unfused_fwd;
   double attention_bwd_factor = 1.0;
-  EfficiencyCurve memory;  ///< x is the bytes a memory-bound kernel moves
-  std::string source;      ///< for the scalar factors
+  EfficiencyCurve memory;       ///< x is the bytes a memory-bound kernel moves
+  RouterTopkTable router_topk;  ///< empty when the profile has none
+  std::string source;           ///< for the scalar factors
 };
 
 /** @brief Intra-node fabric; all bandwidths are per direction. */
@@ -254,6 +280,9 @@ struct HwProfile {
    * run: the contention section's gemm_slowdown_with_comm table, else compute_slowdown_with_comm.
    */
   double gemm_slowdown_with_comm(double kernel_s) const;
+  /** @brief The router_topk table at `tokens` tokens and `top_k` choices; nullopt when the profile has none.
+   */
+  std::optional<RouterTopkCost> router_topk(std::int64_t tokens, std::int64_t top_k) const;
   /** @brief Fraction of hbm_bw_Bps a memory-bound kernel moving `bytes` reaches. */
   double memory_efficiency(double bytes) const;
 

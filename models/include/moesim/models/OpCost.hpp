@@ -11,6 +11,7 @@ enum class KernelClass {
   GROUPED_GEMM,  ///< One launch that multiplies `groups` independent matrices (MoE experts).
   ATTENTION,     ///< A fused (Flash) attention kernel, timed by sequence length and head width.
   MEMORY,        ///< Bandwidth-bound elementwise/reduction/copy kernel, timed by `bytes`.
+  ROUTER_TOPK,   ///< The router's softmax + top-k selection, timed by `route` where the profile measured it.
 };
 
 /**
@@ -22,6 +23,13 @@ struct GemmShape {
   std::int64_t n = 0;       ///< Columns of B and C.
   std::int64_t k = 0;       ///< Reduction width.
   std::int64_t groups = 1;  ///< Independent problems in one launch (1 for a plain GEMM).
+};
+
+/** @brief What a ROUTER_TOPK kernel selects: top_k of `experts` scores for each of `tokens` tokens. */
+struct RouteShape {
+  std::int64_t tokens = 0;
+  std::int64_t experts = 0;
+  std::int64_t top_k = 0;
 };
 
 /**
@@ -42,13 +50,15 @@ struct KernelCost {
   double bytes = 0;
   /** @brief Shape, for GEMM and GROUPED_GEMM kernels. */
   GemmShape gemm;
+  /** @brief ROUTER_TOPK kernels: the selection. */
+  RouteShape route;
   /** @brief ATTENTION kernels: query length of each sequence. */
   std::int64_t attn_seq = 0;
   /** @brief ATTENTION kernels: query/key head width. */
   std::int64_t attn_head_dim = 0;
 };
 
-/** @brief Lower-case name ("gemm", "grouped_gemm", "attention", "memory"). */
+/** @brief Lower-case name ("gemm", "grouped_gemm", "attention", "memory", "router_topk"). */
 std::string to_string(KernelClass kind);
 
 }  // namespace moesim::models

@@ -49,6 +49,9 @@ struct KernelWork {
   double sm_fraction = 1;  ///< share of the GPU's SMs this kernel can fill alone (small grids < 1)
   /// its own factor beyond the lost SMs while comm kernels run; 0 = the platform's compute_slowdown_with_comm
   double comm_slowdown = 0;
+  /// what it costs SM-driven collectives: their bus rate divides by this while it runs; 0 = the
+  /// platform's comm_slowdown_with_compute (light kernels that share SMs with comm blocks slow them more)
+  double comm_drag = 0;
   // What the kernel does, for its energy (sim/Power.hpp); the times above already say how long it takes.
   double peak_ns = 0;    ///< its FLOPs at the dtype's dense peak: the tensor work it does, in peak-time
   double hbm_bytes = 0;  ///< HBM bytes it reads plus writes
