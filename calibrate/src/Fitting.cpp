@@ -44,6 +44,15 @@ LineFit fit_line(const std::vector<double>& xs, const std::vector<double>& ys) {
   return {mean_y - slope * mean_x, slope};
 }
 
+double slope_through_origin(const std::vector<double>& xs, const std::vector<double>& ys) {
+  double xy = 0, xx = 0;
+  for (std::size_t i = 0; i < xs.size(); ++i) {
+    xy += xs[i] * ys[i];
+    xx += xs[i] * xs[i];
+  }
+  return xx > 0 ? xy / xx : 0.0;
+}
+
 double relative_error(double model, double measured) {
   MOE_CHECK(measured != 0) << "relative error against a zero measurement";
   return (model - measured) / measured;

@@ -18,16 +18,6 @@ bool has_reason(const PowerLoad& load, const std::string& reason) {
   return load.clock_reasons.find(reason) != std::string::npos;
 }
 
-/** Least squares through the origin: the slope b minimising Σ (y − b x)². */
-double slope_through_origin(const std::vector<double>& x, const std::vector<double>& y) {
-  double xy = 0, xx = 0;
-  for (std::size_t i = 0; i < x.size(); ++i) {
-    xy += x[i] * y[i];
-    xx += x[i] * x[i];
-  }
-  return xx > 0 ? xy / xx : 0.0;
-}
-
 struct Located {
   const PowerLoad* load;
   double max_clock_hz;

@@ -2,6 +2,7 @@
 #include <algorithm>
 #include <map>
 #include <set>
+#include <utility>
 
 #include "CalibrationContext.hpp"
 #include "SourceText.hpp"
@@ -25,15 +26,6 @@ std::map<std::int64_t, std::vector<double>> alone_times(const std::vector<const 
     if (!single || k->ranks == 1) by_tokens[k->tokens].push_back(k->compute_alone_s);
   }
   return by_tokens;
-}
-
-double through_origin(const std::vector<double>& xs, const std::vector<double>& ys) {
-  double xy = 0, xx = 0;
-  for (std::size_t i = 0; i < xs.size(); ++i) {
-    xy += xs[i] * ys[i];
-    xx += xs[i] * xs[i];
-  }
-  return xx > 0 ? xy / xx : 0.0;
 }
 
 bool beside_nccl(const ContentionCase& k) {
@@ -80,11 +72,13 @@ void fit_router_topk(Context& c) {
       times.push_back(geometric_mean(values));
     }
     LineFit line = fit_line(tokens, times);
-    if (line.intercept < 0) line = {0.0, through_origin(tokens, times)};
+    if (line.intercept < 0) line = {0.0, slope_through_origin(tokens, times)};
     std::vector<double> slowdowns, drags;
+    std::vector<std::pair<const ContentionCase*, double>> stretched;  // NCCL cases and their SM stretch
     for (const ContentionCase* k : group.cases) {
       if (!beside_nccl(*k)) continue;
       const double stretch = sms / (sms - held_sms(*k, p.contention));
+      stretched.emplace_back(k, stretch);
       slowdowns.push_back(*k->compute_with_comm_s / k->compute_alone_s / stretch);
       drags.push_back((*k->comm_with_compute_s - k->compute_alone_s / 2) / k->comm_alone_s);
     }
@@ -99,11 +93,8 @@ void fit_router_topk(Context& c) {
                                             : round4(std::max(1.0, geometric_mean(drags))));
     for (std::size_t i = 0; i < tokens.size(); ++i)
       alone_e.add(table.fixed_s.back() + table.s_per_token.back() * tokens[i], times[i]);
-    for (const ContentionCase* k : group.cases) {
-      if (!beside_nccl(*k)) continue;
-      const double stretch = sms / (sms - held_sms(*k, p.contention));
+    for (const auto& [k, stretch] : stretched)
       with_e.add(k->compute_alone_s * stretch * table.comm_slowdown.back(), *k->compute_with_comm_s);
-    }
     points += " k " + std::to_string(top_k) + " (" + std::to_string(group.experts) + " experts, " +
               std::to_string(tokens.size()) + " token counts, " + std::to_string(slowdowns.size()) +
               " NCCL cases): " + fixed(table.fixed_s.back() * 1e6, 2) + " us + " +
@@ -115,17 +106,14 @@ void fit_router_topk(Context& c) {
   points.back() = '.';
   table.source =
       "contention_bench --compute topk " + c.tags.tags_of(files) +
-      ": the layer runner's router softmax + top-k (one warp per token, an atomic count per choice). Per "
-      "top_k: "
-      "p50 alone against tokens, least-squares line (one-GPU runs where there are any: one host thread "
-      "feeding "
-      "four GPUs lengthens the shortest kernels); comm_slowdown = geometric mean of slowdown beside NCCL / "
-      "(" +
+      ": the layer runner's router softmax + top-k (one warp per token, an atomic count per "
+      "choice). Per top_k: p50 alone against tokens, least-squares line (one-GPU runs where there "
+      "are any: one host thread feeding four GPUs lengthens the shortest kernels); comm_slowdown = "
+      "geometric mean of slowdown beside NCCL / (" +
       std::to_string(p.gpu.sm_count) +
-      " / (SMs - CTAs or comm_sms)); comm_drag = geometric mean of (collective beside the top-k stream - "
-      "half a "
-      "top-k) / collective alone; both at least 1; with no NCCL case, compute_slowdown_with_comm and "
-      "comm_slowdown_with_compute." +
+      " / (SMs - CTAs or comm_sms)); comm_drag = geometric mean of (collective beside the top-k "
+      "stream - half a top-k) / collective alone; both at least 1; with no NCCL case, "
+      "compute_slowdown_with_comm and comm_slowdown_with_compute." +
       points;
   p.efficiency.router_topk = std::move(table);
   add_residual(c, "router topk alone", alone_e,

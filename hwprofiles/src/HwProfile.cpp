@@ -37,6 +37,11 @@ double as_axis(std::int64_t extent) {
   return static_cast<double>(std::max<std::int64_t>(extent, 1));
 }
 
+// The (m, min(n, k)) table at `rows` rows, bilinear in log space.
+double table_efficiency(const GemmEfficiencyTable& table, double rows, std::int64_t n, std::int64_t k) {
+  return interpolate_bilinear_log(table.m, table.min_nk, table.value, rows, as_axis(std::min(n, k)));
+}
+
 // Efficiency at m on one measured shape. Time per unit of n·k is m / efficiency at the measured points.
 double shape_curve_efficiency(const GemmShapeCurve& curve, double m) {
   const auto& ms = curve.m;
@@ -85,18 +90,16 @@ double HwProfile::gemm_efficiency(std::int64_t m, std::int64_t n, std::int64_t k
     // Fewer rows than measured follow the table's trend, scaled to agree at the first measured m: a shape
     // measured from 4096 rows keeps its efficiency at 2048 instead of taking 4096's time. Below the
     // table's first row as well, the time stays flat (one wave of tiles takes as long however few rows).
-    const auto table_rows = [](double r) { return static_cast<std::int64_t>(std::llround(r)); };
     const double floor_rows = std::max(rows, std::min(efficiency.gemm.m.front(), first));
     const double trend =
-        gemm_table_efficiency(table_rows(floor_rows), n, k) / gemm_table_efficiency(table_rows(first), n, k);
+        table_efficiency(efficiency.gemm, floor_rows, n, k) / table_efficiency(efficiency.gemm, first, n, k);
     return std::min(1.0, curve.value.front() * trend) * rows / floor_rows;
   }
   return gemm_table_efficiency(m, n, k);
 }
 
 double HwProfile::gemm_table_efficiency(std::int64_t m, std::int64_t n, std::int64_t k) const {
-  const auto& table = efficiency.gemm;
-  return interpolate_bilinear_log(table.m, table.min_nk, table.value, as_axis(m), as_axis(std::min(n, k)));
+  return table_efficiency(efficiency.gemm, as_axis(m), n, k);
 }
 
 double HwProfile::gemm_dtype_factor(const std::string& dtype) const {

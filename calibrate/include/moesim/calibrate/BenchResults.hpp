@@ -89,8 +89,8 @@ struct CollectiveCase {
 
 /** @brief One contention_bench scenario: a GEMM stream and a communication stream, alone and together. */
 struct ContentionCase {
-  std::string compute =
-      "gemm";               ///< the compute kernel: gemm, add (streaming, HBM-bound), softmax, rmsnorm, topk
+  /// the compute kernel: gemm, add (streaming, HBM-bound), softmax, rmsnorm or topk
+  std::string compute = "gemm";
   std::string comm;         ///< all_reduce, all_to_all, ce_copy
   double bytes = 0;         ///< communication size per rank
   std::optional<int> ctas;  ///< NCCL maxCTAs (0 = NCCL's default); none for copy-engine transfers

@@ -41,6 +41,9 @@ struct LineFit {
  */
 LineFit fit_line(const std::vector<double>& xs, const std::vector<double>& ys);
 
+/** @brief Least squares through the origin: the slope b minimising Σ (y − b x)²; 0 when every x is 0. */
+double slope_through_origin(const std::vector<double>& xs, const std::vector<double>& ys);
+
 /** @brief Max and mean of |relative error| over a set of (model, measured) pairs. */
 struct ErrorSummary {
   int points = 0;

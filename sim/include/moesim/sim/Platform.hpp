@@ -23,7 +23,9 @@ struct GpuResources {
   int sm_count = 132;                       ///< SMs (CUs on AMD)
   int comm_sms = 16;                        ///< SMs one SM-driven collective kernel holds while it runs
   double compute_slowdown_with_comm = 1.0;  ///< compute kernels run this much slower while comm kernels run
-  double comm_slowdown_with_compute = 1.0;  ///< collective bandwidth divides by this while compute runs
+  /// collective bandwidth divides by this while compute runs; a kernel with its own comm_drag counts that
+  /// instead, and the largest count among the running kernels applies
+  double comm_slowdown_with_compute = 1.0;
   double compute_slowdown_with_copy = 1.0;  ///< compute kernels run this much slower while copy-engine
                                             ///< collectives are in flight (HBM and L2 traffic, no SMs)
   /// Streaming HBM bandwidth (bytes/s) that kernels and collective traffic share; 0 leaves collective
