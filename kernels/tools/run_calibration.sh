@@ -3,7 +3,7 @@
 #
 #   kernels/tools/run_calibration.sh OUT_DIR LABEL SUITE...
 #   SUITE: gemm gemm_first grouped_gemm grouped_gemm_models attention torch_sdpa memory launch persistent persistent2
-#          collectives2 collectives4 contention1 contention2 contention4 contention4_priority
+#          collectives2 collectives4 collectives8 contention1 contention2 contention4 contention8 contention4_priority
 #          contention4_layer (short kernels of the layer runner's size beside 8 and 32 MiB collectives:
 #          a 24 us add and the causal softmax over 32 MiB, an 8192x1536x2048 GEMM; NCCL default CTAs)
 #          contention4_sizes (GEMMs of 5 us to 1.2 ms, M x 1536 x 2048 from under one wave to 12 waves and
@@ -16,7 +16,8 @@
 #          gemm_attn (the attention projections at 512-8192 tokens, the heuristic's first pick: the rows below
 #          gemm_first's 4096)
 #          power power4 (sustained-load board power and SM clock)
-#          nccl_info4 (NCCL_DEBUG=INFO init log: channels) torch_collectives4 (after collectives4)
+#          nccl_info4 nccl_info8 (NCCL_DEBUG=INFO init log: channels)
+#          torch_collectives4 torch_collectives8 (after collectives4 / collectives8)
 #          torch_gemm (after gemm)   gemm_check (3 alternating rounds of gemm + torch_gemm,
 #          compared best-of-rounds: unlocked clocks move one GEMM's rate by up to ~10%)
 #          (the digit = GPUs)
@@ -82,11 +83,10 @@ for suite in "$@"; do
     launch) run launch "$build/launch_bench" -w 3 -n 30 ;;
     persistent) run persistent "$build/persistent_bench" --tasks 65536 -w 2 -n 10 ;;
     persistent2) run persistent2 "$build/persistent_bench" -g 2 --parts store -w 2 -n 10 ;;
-    collectives2) run collectives2 "$build/collectives_bench" -g 2 -b 8 -e 1G -f 2 -w 5 -n 20 ;;
-    collectives4) run collectives4 "$build/collectives_bench" -g 4 -b 8 -e 1G -f 2 -w 5 -n 20 ;;
+    collectives2 | collectives4 | collectives8)
+      run "$suite" "$build/collectives_bench" -g "${suite#collectives}" -b 8 -e 1G -f 2 -w 5 -n 20 ;;
     contention1) run contention1 "$build/contention_bench" -g 1 --comms ce_copy -w 3 -n 30 ;;
-    contention2) run contention2 "$build/contention_bench" -g 2 -w 3 -n 30 ;;
-    contention4) run contention4 "$build/contention_bench" -g 4 -w 3 -n 30 ;;
+    contention2 | contention4 | contention8) run "$suite" "$build/contention_bench" -g "${suite#contention}" -w 3 -n 30 ;;
     contention4_priority) run contention4_priority "$build/contention_bench" -g 4 -w 3 -n 30 --comm_priority ;;
     contention4_layer)
       run contention4_layer "$build/contention_bench" -g 4 -w 3 -n 30 --compute add,softmax,gemm --mem_mib 32 \
@@ -118,20 +118,20 @@ for suite in "$@"; do
       done
       router norm_h4096_t8192 --compute rmsnorm --norm_width 4096 --mem_mib 64
       router norm_h5120_t8192 --compute rmsnorm --norm_width 5120 --mem_mib 80 ;;
-    nccl_info4)
-      echo "=== nccl_info4" | tee -a "$work/summary.txt"
+    nccl_info4 | nccl_info8)
+      echo "=== $suite" | tee -a "$work/summary.txt"
       NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,TUNING timeout "${MOESIM_SUITE_TIMEOUT:-240}" "$build/collectives_bench" \
-        -g 4 -b 64M -e 64M --ops all_reduce,all_to_all -w 1 -n 2 > "$work/nccl_info4.log" 2>&1
-      echo "=== nccl_info4: exit $?" | tee -a "$work/summary.txt"
+        -g "${suite#nccl_info}" -b 64M -e 64M --ops all_reduce,all_to_all -w 1 -n 2 > "$work/$suite.log" 2>&1
+      echo "=== $suite: exit $?" | tee -a "$work/summary.txt"
       pack ;;
-    torch_collectives4)
-      echo "=== torch_collectives4" | tee -a "$work/summary.txt"
-      timeout "${MOESIM_SUITE_TIMEOUT:-240}" python3 -m torch.distributed.run --standalone --nproc_per_node 4 \
-        "$repo/kernels/tools/torch_collectives_compare.py" --json "$work/torch_collectives4.json" \
-        > "$work/torch_collectives4.log" 2>&1
-      echo "=== torch_collectives4: exit $?" | tee -a "$work/summary.txt"
-      [ -f "$work/collectives4.json" ] && python3 "$repo/kernels/tools/busbw_compare.py" "$work/collectives4.json" \
-        "$work/torch_collectives4.json" > "$work/busbw_compare4.txt" 2>&1
+    torch_collectives4 | torch_collectives8)
+      gpus=${suite#torch_collectives}
+      echo "=== $suite" | tee -a "$work/summary.txt"
+      timeout "${MOESIM_SUITE_TIMEOUT:-240}" python3 -m torch.distributed.run --standalone --nproc_per_node "$gpus" \
+        "$repo/kernels/tools/torch_collectives_compare.py" --json "$work/$suite.json" > "$work/$suite.log" 2>&1
+      echo "=== $suite: exit $?" | tee -a "$work/summary.txt"
+      [ -f "$work/collectives$gpus.json" ] && python3 "$repo/kernels/tools/busbw_compare.py" \
+        "$work/collectives$gpus.json" "$work/$suite.json" > "$work/busbw_compare$gpus.txt" 2>&1
       pack ;;
     router1)
       for tokens in 2048 8192 16384; do

@@ -21,6 +21,9 @@
 # MOESIM_LAYER_ARGS adds runner options to every config (e.g. "--op-profile on").
 #
 #   x1-profile   x1 with --op-profile on (per-step event timing on rank 0)
+#   x8-small, x8-large, x8-ar   the x4-small and x4-large matrices at EP 8, and TP=EP=8 prefill for
+#                qwen3-30b-a3b, mixtral-8x7b and llama4-scout (8192 tokens, seq 8192, regular and farskip)
+#   x8-profile   the x4-profile configs at 8 GPUs
 #   x4-profile   4 GPUs, --op-profile on: qwen3-30b-a3b and mixtral-8x7b at 2048 (seq 2048) and
 #                16384 (seq 4096) tokens/rank, balanced, the three schedules
 #   x4-order     the x4-profile configs without the profile, each with --pass-order blocked and then
@@ -29,7 +32,7 @@
 #                runner's default) and then grouped, files named loop-… and grouped-…
 set -u
 if [ $# -ne 3 ]; then
-  echo "usage: $0 OUT_DIR LABEL x4|x4-small|x4-large|x4-ar|x2|x1|x1-profile|x4-profile|x4-order|x4-experts" >&2
+  echo "usage: $0 OUT_DIR LABEL x4|x4-small|x4-large|x4-ar|x8-small|x8-large|x8-ar|x8-profile|x2|x1|x1-profile|x4-profile|x4-order|x4-experts" >&2
   exit 2
 fi
 out_dir=$1 label=$2 matrix=$3
@@ -91,19 +94,24 @@ alltoall_sizes() {  # alltoall_sizes GPUS SIZES...: SIZE = tokens:seq
   done
 }
 
-allreduce4() {
-  for model in qwen3-30b-a3b mixtral-8x7b; do
-    config "ar4-$model-t8192" 4 allreduce "$model" 8192 8192 balanced regular,farskip
+allreduce() {  # allreduce GPUS MODELS...: TP=EP prefill, 8192 tokens, seq 8192
+  local gpus=$1
+  shift
+  for model in "$@"; do
+    config "ar$gpus-$model-t8192" "$gpus" allreduce "$model" 8192 8192 balanced regular,farskip
   done
 }
 
 case $matrix in
   x4)
     alltoall_sizes 4 2048:2048 16384:4096
-    allreduce4 ;;
+    allreduce 4 qwen3-30b-a3b mixtral-8x7b ;;
   x4-small) alltoall_sizes 4 2048:2048 ;;
   x4-large) alltoall_sizes 4 16384:4096 ;;
-  x4-ar) allreduce4 ;;
+  x4-ar) allreduce 4 qwen3-30b-a3b mixtral-8x7b ;;
+  x8-small) alltoall_sizes 8 2048:2048 ;;
+  x8-large) alltoall_sizes 8 16384:4096 ;;
+  x8-ar) allreduce 8 qwen3-30b-a3b mixtral-8x7b llama4-scout ;;
   x2)
     for model in qwen3-30b-a3b mixtral-8x7b; do
       for routing in balanced zipf:1.2; do
@@ -111,11 +119,12 @@ case $matrix in
       done
     done
     config "ar2-qwen3-30b-a3b-t8192" 2 allreduce qwen3-30b-a3b 8192 8192 balanced regular,farskip ;;
-  x4-profile)
+  x4-profile | x8-profile)
     extra="$extra --op-profile on"
+    gpus=${matrix:1:1}
     for model in qwen3-30b-a3b mixtral-8x7b; do
-      config "a2a4-$model-t2048-balanced" 4 alltoall "$model" 2048 2048 balanced regular,farskip,farskip-ce
-      config "a2a4-$model-t16384-balanced" 4 alltoall "$model" 16384 4096 balanced regular,farskip,farskip-ce
+      config "a2a$gpus-$model-t2048-balanced" "$gpus" alltoall "$model" 2048 2048 balanced regular,farskip,farskip-ce
+      config "a2a$gpus-$model-t16384-balanced" "$gpus" alltoall "$model" 16384 4096 balanced regular,farskip,farskip-ce
     done ;;
   x4-order)
     # The same configs timed with each pass order, side by side in one lease: what the order moves.
@@ -145,7 +154,7 @@ case $matrix in
       config "ep1-$model-t16384" 1 alltoall "$model" 16384 4096 balanced regular
     done ;;
   *)
-    echo "unknown matrix $matrix (x4, x4-small, x4-large, x4-ar, x2, x1, x1-profile, x4-profile, x4-order, x4-experts)" | tee -a "$work/summary.txt"
+    echo "unknown matrix $matrix (x4, x4-small, x4-large, x4-ar, x8-small, x8-large, x8-ar, x8-profile, x2, x1, x1-profile, x4-profile, x4-order, x4-experts)" | tee -a "$work/summary.txt"
     exit 2 ;;
 esac
 pack
