@@ -7,7 +7,8 @@
 //   all_gather       S = receive bytes (n·chunk)  busbw = algbw·(n-1)/n
 //   reduce_scatter   S = send bytes (n·chunk)     busbw = algbw·(n-1)/n
 //   all_to_all       S = send bytes (n·chunk)     busbw = algbw·(n-1)/n   (ncclSend/ncclRecv pairs)
-//   all_to_all_uneven  per-pair counts drawn in [0.25, 1.75]·chunk, each rank still sends S
+//   all_to_all_uneven  per-pair counts in proportion to weights in [0.25, 1.75], each rank still sends S
+//                    (UnevenSplit.hpp)
 //   ce_all_to_all    all_to_all through cudaMemcpyPeerAsync, one stream per (source, destination)
 // algbw = S / time, time = the slowest GPU's event-timed iteration. Data are fp32 small integers, so
 // sums are exact and every received element is checked (#wrong).
@@ -16,12 +17,12 @@
 // or 16 copies with their events at 4 GPUs, ~70 µs), and without the hold that issue time and the
 // skew it leaves between the GPUs would be timed as collective latency.
 #include <memory>
-#include <random>
 #include <sstream>
 
 #include "BenchRunner.hpp"
 #include "DeviceBuffer.hpp"
 #include "moesim/kernels/SizeSweep.hpp"
+#include "moesim/kernels/UnevenSplit.hpp"
 
 namespace moesim::kernels {
 namespace {
@@ -302,23 +303,11 @@ class CollectivesBench : public CaseBench {
     }
   }
 
-  // Row s of the count matrix sums to ranks·chunk (each rank sends S); columns vary.
   void build_uneven_counts(std::size_t index) {
-    std::mt19937_64 rng(static_cast<std::uint64_t>(common_.seed) + index);
-    std::uniform_real_distribution<double> weight(0.25, 1.75);
+    const auto drawn =
+        uneven_all_to_all_counts(ranks_, chunk_, static_cast<std::uint64_t>(common_.seed) + index);
+    counts_.assign(drawn.begin(), drawn.end());
     const auto n = static_cast<std::size_t>(ranks_);
-    counts_.assign(n * n, 0);
-    for (std::size_t s = 0; s < n; ++s) {
-      std::size_t row = 0;
-      for (std::size_t r = 0; r < n; ++r) {
-        if (r == s) continue;
-        counts_[s * n + r] = static_cast<std::size_t>(weight(rng) * static_cast<double>(chunk_));
-        row += counts_[s * n + r];
-      }
-      const std::size_t total = chunk_ * n;
-      counts_[s * n + s] = total > row ? total - row : 0;
-      if (row > total) counts_[s * n + (s + 1) % n] -= row - total;
-    }
     send_off_.assign(n * n, 0);
     recv_off_.assign(n * n, 0);
     for (std::size_t s = 0; s < n; ++s) {
