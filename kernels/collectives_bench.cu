@@ -10,6 +10,8 @@
 //   all_to_all_uneven  per-pair counts in proportion to weights in [0.25, 1.75], each rank still sends S
 //                    (UnevenSplit.hpp)
 //   ce_all_to_all    all_to_all through cudaMemcpyPeerAsync, one stream per (source, destination)
+//   [ce_]all_to_all_hot_in|out  rank 0 receives (in, a Dispatch) or sends (out, a Combine) --hot times an
+//                    even share from / to every peer; the other rows (in) or columns (out) stay even
 // algbw = S / time, time = the slowest GPU's event-timed iteration. Data are fp32 small integers, so
 // sums are exact and every received element is checked (#wrong).
 // With several GPUs each timed iteration starts from idle streams held by a spin kernel (see
@@ -33,8 +35,30 @@ enum class Collective {
   REDUCE_SCATTER,
   ALL_TO_ALL,
   ALL_TO_ALL_UNEVEN,
-  CE_ALL_TO_ALL
+  CE_ALL_TO_ALL,
+  ALL_TO_ALL_HOT_IN,
+  ALL_TO_ALL_HOT_OUT,
+  CE_ALL_TO_ALL_HOT_IN,
+  CE_ALL_TO_ALL_HOT_OUT
 };
+
+constexpr Collective kAllCollectives[] = {
+    Collective::ALL_REDUCE,           Collective::ALL_GATHER,         Collective::REDUCE_SCATTER,
+    Collective::ALL_TO_ALL,           Collective::ALL_TO_ALL_UNEVEN,  Collective::CE_ALL_TO_ALL,
+    Collective::ALL_TO_ALL_HOT_IN,    Collective::ALL_TO_ALL_HOT_OUT, Collective::CE_ALL_TO_ALL_HOT_IN,
+    Collective::CE_ALL_TO_ALL_HOT_OUT};
+
+// Per-pair counts instead of one chunk per pair.
+__host__ __device__ constexpr bool is_uneven(Collective op) {
+  return op == Collective::ALL_TO_ALL_UNEVEN || op == Collective::ALL_TO_ALL_HOT_IN ||
+         op == Collective::ALL_TO_ALL_HOT_OUT || op == Collective::CE_ALL_TO_ALL_HOT_IN ||
+         op == Collective::CE_ALL_TO_ALL_HOT_OUT;
+}
+
+constexpr bool uses_copy_engines(Collective op) {
+  return op == Collective::CE_ALL_TO_ALL || op == Collective::CE_ALL_TO_ALL_HOT_IN ||
+         op == Collective::CE_ALL_TO_ALL_HOT_OUT;
+}
 
 const char* collective_name(Collective op) {
   switch (op) {
@@ -50,6 +74,14 @@ const char* collective_name(Collective op) {
       return "all_to_all_uneven";
     case Collective::CE_ALL_TO_ALL:
       return "ce_all_to_all";
+    case Collective::ALL_TO_ALL_HOT_IN:
+      return "all_to_all_hot_in";
+    case Collective::ALL_TO_ALL_HOT_OUT:
+      return "all_to_all_hot_out";
+    case Collective::CE_ALL_TO_ALL_HOT_IN:
+      return "ce_all_to_all_hot_in";
+    case Collective::CE_ALL_TO_ALL_HOT_OUT:
+      return "ce_all_to_all_hot_out";
   }
   return "?";
 }
@@ -96,7 +128,11 @@ __device__ float expected_value(const ExpectedLayout& l, std::size_t i) {
     case Collective::ALL_TO_ALL:
     case Collective::CE_ALL_TO_ALL:
       return pattern(static_cast<int>(i / l.chunk), static_cast<std::size_t>(l.rank) * l.chunk + i % l.chunk);
-    case Collective::ALL_TO_ALL_UNEVEN: {
+    case Collective::ALL_TO_ALL_UNEVEN:
+    case Collective::ALL_TO_ALL_HOT_IN:
+    case Collective::ALL_TO_ALL_HOT_OUT:
+    case Collective::CE_ALL_TO_ALL_HOT_IN:
+    case Collective::CE_ALL_TO_ALL_HOT_OUT: {
       int s = 0;
       while (s + 1 < l.ranks && l.recv_off[(s + 1) * l.ranks + l.rank] <= i) ++s;
       const std::size_t within = i - l.recv_off[s * l.ranks + l.rank];
@@ -125,11 +161,12 @@ struct CollectiveCase {
 class CollectivesBench : public CaseBench {
  public:
   CollectivesBench(const CommonOptions& common, const std::vector<int>& devices,
-                   std::vector<CollectiveCase> cases, std::uint64_t max_bytes)
+                   std::vector<CollectiveCase> cases, std::uint64_t max_bytes, double hot)
       : common_(common),
         devices_(devices),
         ranks_(static_cast<int>(devices.size())),
-        cases_(std::move(cases)) {
+        cases_(std::move(cases)),
+        hot_(hot) {
     comms_.resize(devices_.size());
     NCCL_CHECK(ncclCommInitAll(comms_.data(), ranks_, devices_.data()));
     for (int r = 0; r < ranks_; ++r) {
@@ -137,8 +174,8 @@ class CollectivesBench : public CaseBench {
       cudaStream_t stream = nullptr;
       CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
       streams_.push_back(stream);
-      send_.emplace_back(devices_[r], max_bytes);
-      recv_.emplace_back(devices_[r], 2 * max_bytes);  // uneven receives up to 1.75·S
+      send_.emplace_back(devices_[r], 2 * max_bytes);  // a hot rank sends up to 2·S
+      recv_.emplace_back(devices_[r], 2 * max_bytes);  // and receives up to 2·S
       for (int peer = 0; peer < ranks_; ++peer) {
         if (peer != r) {
           int can_access = 0;
@@ -197,8 +234,17 @@ class CollectivesBench : public CaseBench {
     const std::size_t elements = c.bytes / 4;
     chunk_ = c.op == Collective::ALL_REDUCE ? elements : elements / static_cast<std::size_t>(ranks_);
     if (chunk_ == 0) throw CaseSkipped("fewer than one element per rank");
-    if (c.op == Collective::CE_ALL_TO_ALL && ranks_ > 1) require_peer_access();
-    if (c.op == Collective::ALL_TO_ALL_UNEVEN) build_uneven_counts(index);
+    if (uses_copy_engines(c.op) && ranks_ > 1) require_peer_access();
+    if (c.op == Collective::ALL_TO_ALL_UNEVEN) {
+      set_counts(uneven_all_to_all_counts(ranks_, chunk_, static_cast<std::uint64_t>(common_.seed) + index));
+    } else if (is_uneven(c.op)) {
+      // Rank 0 receives (1 + (n-1)·hot) chunks; the buffers hold 2·n.
+      if (ranks_ < 2 || 1 + (ranks_ - 1) * hot_ > 2.0 * ranks_)
+        throw CaseSkipped("needs 2+ GPUs and --hot <= (2n-1)/(n-1)");
+      const bool outbound =
+          c.op == Collective::ALL_TO_ALL_HOT_OUT || c.op == Collective::CE_ALL_TO_ALL_HOT_OUT;
+      set_counts(hot_rank_counts(ranks_, chunk_, hot_, outbound));
+    }
     for (int r = 0; r < ranks_; ++r) {
       CUDA_CHECK(cudaSetDevice(devices_[r]));
       fill_pattern_kernel<<<1024, 256, 0, streams_[r]>>>(send_[r].as<float>(), send_count(c), r);
@@ -209,8 +255,8 @@ class CollectivesBench : public CaseBench {
 
   void run(std::size_t index) override {
     const CollectiveCase& c = cases_[index];
-    if (c.op == Collective::CE_ALL_TO_ALL) {
-      run_copy_engine_all_to_all();
+    if (uses_copy_engines(c.op)) {
+      run_copy_engine_all_to_all(is_uneven(c.op));
       return;
     }
     NCCL_CHECK(ncclGroupStart());
@@ -234,6 +280,8 @@ class CollectivesBench : public CaseBench {
           }
           break;
         case Collective::ALL_TO_ALL_UNEVEN:
+        case Collective::ALL_TO_ALL_HOT_IN:
+        case Collective::ALL_TO_ALL_HOT_OUT:
           for (int peer = 0; peer < ranks_; ++peer) {
             NCCL_CHECK(ncclSend(send + send_off_[r * ranks_ + peer], counts_[r * ranks_ + peer], ncclFloat,
                                 peer, comms_[r], streams_[r]));
@@ -241,7 +289,7 @@ class CollectivesBench : public CaseBench {
                                 peer, comms_[r], streams_[r]));
           }
           break;
-        case Collective::CE_ALL_TO_ALL:
+        default:  // copy engines: above
           break;
       }
     }
@@ -275,6 +323,7 @@ class CollectivesBench : public CaseBench {
   static constexpr double kHoldUs = 500;  // several times the host's issue time of one iteration
 
   std::size_t send_count(const CollectiveCase& c) const {
+    if (is_uneven(c.op)) return 2 * chunk_ * ranks_;  // every rank's largest row fits
     return c.op == Collective::ALL_REDUCE || c.op == Collective::ALL_GATHER ? chunk_ : chunk_ * ranks_;
   }
   std::size_t recv_count(const CollectiveCase& c, int rank) const {
@@ -283,7 +332,11 @@ class CollectivesBench : public CaseBench {
         return chunk_;
       case Collective::REDUCE_SCATTER:
         return chunk_;
-      case Collective::ALL_TO_ALL_UNEVEN: {
+      case Collective::ALL_TO_ALL_UNEVEN:
+      case Collective::ALL_TO_ALL_HOT_IN:
+      case Collective::ALL_TO_ALL_HOT_OUT:
+      case Collective::CE_ALL_TO_ALL_HOT_IN:
+      case Collective::CE_ALL_TO_ALL_HOT_OUT: {
         std::size_t total = 0;
         for (int s = 0; s < ranks_; ++s) total += counts_[s * ranks_ + rank];
         return total;
@@ -303,10 +356,8 @@ class CollectivesBench : public CaseBench {
     }
   }
 
-  void build_uneven_counts(std::size_t index) {
-    const auto drawn =
-        uneven_all_to_all_counts(ranks_, chunk_, static_cast<std::uint64_t>(common_.seed) + index);
-    counts_.assign(drawn.begin(), drawn.end());
+  void set_counts(const std::vector<std::uint64_t>& counts) {
+    counts_.assign(counts.begin(), counts.end());
     const auto n = static_cast<std::size_t>(ranks_);
     send_off_.assign(n * n, 0);
     recv_off_.assign(n * n, 0);
@@ -320,16 +371,18 @@ class CollectivesBench : public CaseBench {
     }
   }
 
-  void run_copy_engine_all_to_all() {
-    const std::size_t bytes = chunk_ * 4;
+  void run_copy_engine_all_to_all(bool uneven) {
     for (int r = 0; r < ranks_; ++r) {
       CUDA_CHECK(cudaSetDevice(devices_[r]));
       for (int peer = 0; peer < ranks_; ++peer) {
         const std::size_t pair = static_cast<std::size_t>(r * ranks_ + peer);
+        const std::size_t bytes = 4 * (uneven ? counts_[pair] : chunk_);
+        const std::size_t send_at = 4 * (uneven ? send_off_[pair] : static_cast<std::size_t>(peer) * chunk_);
+        const std::size_t recv_at = 4 * (uneven ? recv_off_[pair] : static_cast<std::size_t>(r) * chunk_);
         CUDA_CHECK(cudaEventRecord(fork_events_[pair], streams_[r]));
         CUDA_CHECK(cudaStreamWaitEvent(pair_streams_[pair], fork_events_[pair], 0));
-        const char* source = send_[r].as<char>() + static_cast<std::size_t>(peer) * bytes;
-        char* destination = recv_[peer].as<char>() + static_cast<std::size_t>(r) * bytes;
+        const char* source = send_[r].as<char>() + send_at;
+        char* destination = recv_[peer].as<char>() + recv_at;
         CUDA_CHECK(cudaMemcpyPeerAsync(destination, devices_[peer], source, devices_[r], bytes,
                                        pair_streams_[pair]));
         CUDA_CHECK(cudaEventRecord(join_events_[pair], pair_streams_[pair]));
@@ -352,6 +405,7 @@ class CollectivesBench : public CaseBench {
   std::vector<cudaStream_t> streams_, pair_streams_;
   std::vector<cudaEvent_t> fork_events_, join_events_;
   std::vector<DeviceBuffer> send_, recv_;
+  double hot_ = 2;
   std::size_t chunk_ = 0;
   std::vector<std::size_t> counts_, send_off_, recv_off_;
 };
@@ -392,8 +446,7 @@ std::vector<Collective> parse_ops(const std::string& text) {
   std::string item;
   while (std::getline(stream, item, ',')) {
     bool found = false;
-    for (Collective op : {Collective::ALL_REDUCE, Collective::ALL_GATHER, Collective::REDUCE_SCATTER,
-                          Collective::ALL_TO_ALL, Collective::ALL_TO_ALL_UNEVEN, Collective::CE_ALL_TO_ALL}) {
+    for (Collective op : kAllCollectives) {
       if (item == collective_name(op)) {
         ops.push_back(op);
         found = true;
@@ -414,11 +467,16 @@ int main(int argc, char** argv) {
   std::uint64_t min_bytes = 8, max_bytes = 1ULL << 30;
   double factor = 2;
   std::string ops = "all_reduce,all_gather,reduce_scatter,all_to_all,all_to_all_uneven,ce_all_to_all";
+  double hot = 2;
   ArgParser& parser = session.parser();
   parser.add_bytes("minbytes", 'b', &min_bytes, "smallest size S");
   parser.add_bytes("maxbytes", 'e', &max_bytes, "largest size S");
   parser.add_double("stepfactor", 'f', &factor, "size multiplier");
-  parser.add_string("ops", 0, &ops, "collectives to run");
+  parser.add_string(
+      "ops", 0, &ops,
+      "collectives to run (also all_to_all_hot_in|out, ce_all_to_all_hot_in|out: rank 0 receives "
+      "or sends --hot times an even share)");
+  parser.add_double("hot", 0, &hot, "hot rank's share over an even one, 1 to (2n-1)/(n-1)");
   return bench_main(argc, argv, session, [&](BenchSession& s) {
     s.open({{"NCCL", nccl_version_text()}});
     s.log().comment("ranks: " + std::to_string(s.devices().size()) + ", out-of-place, float, one process");
@@ -426,7 +484,8 @@ int main(int argc, char** argv) {
     for (Collective op : parse_ops(ops)) {
       for (std::uint64_t bytes : geometric_sizes(min_bytes, max_bytes, factor)) cases.push_back({op, bytes});
     }
-    CollectivesBench bench(s.options(), s.devices(), cases, max_bytes);
+    if (!(hot >= 1)) throw ArgError("--hot: must be >= 1");
+    CollectivesBench bench(s.options(), s.devices(), cases, max_bytes, hot);
     run_cases(s, bench);
   });
 }

@@ -16,6 +16,8 @@
 #          gemm_attn (the attention projections at 512-8192 tokens, the heuristic's first pick: the rows below
 #          gemm_first's 4096)
 #          power power4 (sustained-load board power and SM clock)
+#          collectives_hot2 collectives_hot4 collectives_hot8 (NCCL and copy-engine all-to-all with rank 0
+#          receiving / sending twice an even share, beside the even ones: where an uneven all-to-all binds)
 #          nccl_info4 nccl_info8 (NCCL_DEBUG=INFO init log: channels)
 #          torch_collectives4 torch_collectives8 (after collectives4 / collectives8)
 #          torch_gemm (after gemm)   gemm_check (3 alternating rounds of gemm + torch_gemm,
@@ -85,6 +87,9 @@ for suite in "$@"; do
     persistent2) run persistent2 "$build/persistent_bench" -g 2 --parts store -w 2 -n 10 ;;
     collectives2 | collectives4 | collectives8)
       run "$suite" "$build/collectives_bench" -g "${suite#collectives}" -b 8 -e 1G -f 2 -w 5 -n 20 ;;
+    collectives_hot2 | collectives_hot4 | collectives_hot8)
+      run "$suite" "$build/collectives_bench" -g "${suite#collectives_hot}" -b 1M -e 1G -f 4 -w 5 -n 20 --hot 2 \
+        --ops all_to_all,ce_all_to_all,all_to_all_hot_in,all_to_all_hot_out,ce_all_to_all_hot_in,ce_all_to_all_hot_out ;;
     contention1) run contention1 "$build/contention_bench" -g 1 --comms ce_copy -w 3 -n 30 ;;
     contention2 | contention4 | contention8) run "$suite" "$build/contention_bench" -g "${suite#contention}" -w 3 -n 30 ;;
     contention4_priority) run contention4_priority "$build/contention_bench" -g 4 -w 3 -n 30 --comm_priority ;;

@@ -62,5 +62,24 @@ TEST(UnevenSplit, SameSeedSameCountsOtherSeedOtherCounts) {
   EXPECT_THROW(uneven_all_to_all_counts(0, 4096, 3), std::invalid_argument);
 }
 
+// Hand count, 4 ranks, chunk 100, hot 2: ranks 1-3 send 200 to rank 0 and (400 - 200) / 3 = 66 to
+// each of ranks 1-3, the 2 left over to themselves; rank 0 receives 100 + 3 x 200 = 700.
+TEST(UnevenSplit, HotRankInboundRowsStayEvenAndRankZeroReceivesHotShares) {
+  const auto in = hot_rank_counts(4, 100, 2.0, false);
+  const std::vector<std::uint64_t> expected = {100, 100, 100, 100,  //
+                                               200, 68,  66,  66,   //
+                                               200, 66,  68,  66,   //
+                                               200, 66,  66,  68};
+  EXPECT_EQ(in, expected);
+  for (int s = 0; s < 4; ++s) EXPECT_EQ(row_sum(in, 4, s), 400u);
+  EXPECT_EQ(column_sum(in, 4, 0), 700u);
+  const auto out = hot_rank_counts(4, 100, 2.0, true);
+  EXPECT_EQ(row_sum(out, 4, 0), 700u);
+  for (int r = 0; r < 4; ++r) EXPECT_EQ(column_sum(out, 4, r), 400u);
+  EXPECT_EQ(hot_rank_counts(8, 64, 1.0, false), std::vector<std::uint64_t>(64, 64));
+  EXPECT_THROW(hot_rank_counts(4, 100, 4.0, false), std::invalid_argument);
+  EXPECT_THROW(hot_rank_counts(1, 100, 1.0, false), std::invalid_argument);
+}
+
 }  // namespace
 }  // namespace moesim::kernels

@@ -3,6 +3,7 @@
 #include <numeric>
 #include <random>
 #include <stdexcept>
+#include <utility>
 
 namespace moesim::kernels {
 namespace {
@@ -44,6 +45,28 @@ std::vector<std::uint64_t> uneven_all_to_all_counts(int ranks, std::uint64_t chu
   do {
     for (std::size_t s = 0; s < n; ++s) draw_row(rng, s, n, total, counts);
   } while (!columns_fit(counts, n, 2 * total));
+  return counts;
+}
+
+std::vector<std::uint64_t> hot_rank_counts(int ranks, std::uint64_t chunk, double hot, bool outbound) {
+  if (ranks < 2) throw std::invalid_argument("hot_rank_counts: ranks must be >= 2");
+  if (!(hot >= 1 && hot < ranks)) throw std::invalid_argument("hot_rank_counts: hot must be in [1, ranks)");
+  const auto n = static_cast<std::size_t>(ranks);
+  const std::uint64_t total = chunk * n;
+  const auto to_hot = static_cast<std::uint64_t>(hot * static_cast<double>(chunk));
+  std::vector<std::uint64_t> counts(n * n, chunk);
+  for (std::size_t s = 1; s < n; ++s) {
+    counts[s * n] = to_hot;
+    const std::uint64_t rest = total - to_hot;
+    const std::uint64_t share = rest / (n - 1);
+    for (std::size_t r = 1; r < n; ++r) counts[s * n + r] = share;
+    counts[s * n + s] += rest - share * (n - 1);  // the rounding stays local
+  }
+  if (outbound) {
+    for (std::size_t s = 0; s < n; ++s) {
+      for (std::size_t r = s + 1; r < n; ++r) std::swap(counts[s * n + r], counts[r * n + s]);
+    }
+  }
   return counts;
 }
 

@@ -15,4 +15,14 @@ namespace moesim::kernels {
  */
 std::vector<std::uint64_t> uneven_all_to_all_counts(int ranks, std::uint64_t chunk, std::uint64_t seed);
 
+/**
+ * @brief An all-to-all with one hot rank, as a MoE layer whose popular experts live on rank 0.
+ * Inbound (a Dispatch): every other rank sends hot·chunk to rank 0 and spreads the rest of its
+ * ranks·chunk evenly over ranks 1..n-1 (itself included), so rows stay even and rank 0 receives hot
+ * times an even share from each peer; rank 0's own row is even. Outbound (a Combine) is its transpose:
+ * rank 0 sends hot times an even share to each peer. Needs ranks >= 2
+ * and 1 <= hot < ranks; throws std::invalid_argument otherwise.
+ */
+std::vector<std::uint64_t> hot_rank_counts(int ranks, std::uint64_t chunk, double hot, bool outbound);
+
 }  // namespace moesim::kernels
