@@ -239,8 +239,8 @@ class CollectivesBench : public CaseBench {
       set_counts(uneven_all_to_all_counts(ranks_, chunk_, static_cast<std::uint64_t>(common_.seed) + index));
     } else if (is_uneven(c.op)) {
       // Rank 0 receives (1 + (n-1)·hot) chunks; the buffers hold 2·n.
-      if (ranks_ < 2 || 1 + (ranks_ - 1) * hot_ > 2.0 * ranks_)
-        throw CaseSkipped("needs 2+ GPUs and --hot <= (2n-1)/(n-1)");
+      if (ranks_ < 2 || hot_ >= ranks_ || 1 + (ranks_ - 1) * hot_ > 2.0 * ranks_)
+        throw CaseSkipped("needs 2+ GPUs and --hot below the GPU count and <= (2n-1)/(n-1)");
       const bool outbound =
           c.op == Collective::ALL_TO_ALL_HOT_OUT || c.op == Collective::CE_ALL_TO_ALL_HOT_OUT;
       set_counts(hot_rank_counts(ranks_, chunk_, hot_, outbound));
