@@ -126,7 +126,8 @@ double Simulation::comm_bus_cap(int gpu, int collective) const {
 
 /*
  * Every active flow crosses its physical links plus two ports of its own collective: the sender's
- * egress and the receiver's ingress, each as fast as the collective's measured bus bandwidth. Alone,
+ * egress and the receiver's ingress, each as fast as the collective's measured bus bandwidth (copy
+ * engines: one port per GPU for both directions, twice as fast). Alone,
  * a collective is limited by those ports and so reproduces its table; concurrent collectives meet on
  * the physical links. One-sided transfers cross their physical links only. Symmetric runs keep only
  * source-side links, with capacity split among the ranks that share them, which is exact when every rank
@@ -145,17 +146,23 @@ void Simulation::recompute_network() {
     for (const Link& link : platform_.links) capacity.push_back(link.capacity_Bps / 1e9);
   }
   std::vector<int> port_base(collectives_.size(), -1);
+  std::vector<int> port_fold(collectives_.size(), 0);  // > 0: both directions share port % fold
   for (int c : flowing_collectives_) {
     const auto& spec = program_.collectives()[static_cast<std::size_t>(c)];
     const double port = collectives_[static_cast<std::size_t>(c)].cost.bus_Bps / 1e9;
     port_base[static_cast<std::size_t>(c)] = static_cast<int>(capacity.size());
-    // Only SM-kernel collectives wait for SMs that compute holds; copy engines run beside it.
-    const bool needs_sms = spec.transport == Transport::SM_KERNEL;
+    if (spec.transport == Transport::COPY_ENGINE) {
+      // Copy engines run beside compute, and a GPU's copies in and out share one budget: an even
+      // all-to-all that sends and receives the same reproduces the table, a GPU that sends more than it
+      // receives (a Combine from hot experts) uses what the idle direction leaves. A symmetric run
+      // carries only rank 0's sends, so there the port is the table's rate alone.
+      port_fold[static_cast<std::size_t>(c)] = static_cast<int>(spec.group.size());
+      for (std::size_t r = 0; r < spec.group.size(); ++r) capacity.push_back(split ? port : 2 * port);
+      continue;
+    }
     for (int direction = 0; direction < 2; ++direction) {
-      for (int r : spec.group) {
-        capacity.push_back(
-            needs_sms ? std::min(sm_comm_port(gpu_of(r), port), comm_bus_cap(gpu_of(r), c) / 1e9) : port);
-      }
+      for (int r : spec.group)
+        capacity.push_back(std::min(sm_comm_port(gpu_of(r), port), comm_bus_cap(gpu_of(r), c) / 1e9));
     }
   }
   std::vector<Demand> demands;
@@ -165,8 +172,9 @@ void Simulation::recompute_network() {
     Demand d;
     for (int link : flow.links) d.resources.push_back(flow.whole_ring ? whole_base + link : link);
     if (flow.collective >= 0) {
-      int base = port_base[static_cast<std::size_t>(flow.collective)];
-      for (int port : flow.ports) d.resources.push_back(base + port);
+      const int base = port_base[static_cast<std::size_t>(flow.collective)];
+      const int fold = port_fold[static_cast<std::size_t>(flow.collective)];
+      for (int port : flow.ports) d.resources.push_back(base + (fold > 0 ? port % fold : port));
     }
     demands.push_back(std::move(d));
   }

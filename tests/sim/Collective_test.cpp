@@ -123,6 +123,30 @@ TEST(Collective, UnevenAllToAllFinishesWithItsLargestPair) {
   EXPECT_EQ(r.ops[static_cast<std::size_t>(m[1])].end, 21000);
 }
 
+TEST(Collective, CopyEngineGpuSharesOneBudgetForCopiesInAndOut) {
+  // The same uneven pair over copy engines (bus 100 B/ns): each GPU has one port of 200 B/ns for both
+  // directions. Both flows cross both ports and split them 100 : 100 until 1→0 (1e6 B) lands at
+  // 1000 + 10000 = 11000; 0→1 then has the port to itself, 1e6 B left at 200 → 16000. An even
+  // all-to-all (8 ranks, 1e6 B a pair) still reproduces the table: 1000 + 7e6 / 100 = 71000, in a
+  // symmetric run (rank 0's sends only) too.
+  Program p(2, false);
+  CollectiveSpec s = balanced_a2a(2, 0);
+  s.pair_bytes = {{0, 2e6}, {1e6, 0}};
+  s.transport = Transport::COPY_ENGINE;
+  auto m = add_everywhere(p, s);
+  auto r = run(test_platform(), p);
+  EXPECT_EQ(r.ops[static_cast<std::size_t>(m[0])].end, 16000);
+  EXPECT_EQ(r.ops[static_cast<std::size_t>(m[1])].end, 16000);
+  for (bool symmetric : {false, true}) {
+    Program even(8, symmetric);
+    CollectiveSpec spec = balanced_a2a(8, 1e6);
+    spec.transport = Transport::COPY_ENGINE;
+    auto members = add_everywhere(even, spec);
+    auto result = run(test_platform(), even);
+    EXPECT_EQ(result.ops[static_cast<std::size_t>(members[0])].end, 71000) << symmetric;
+  }
+}
+
 TEST(Collective, CommOverlapsComputeFreelyWithoutContention) {
   // No comm SMs, no slowdowns: compute (100000) and the all-to-all (71000) run side by side unchanged.
   Program p(8, false);
