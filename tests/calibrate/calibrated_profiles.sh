@@ -24,13 +24,15 @@ sizes=data/calibration/2026-11-22-nvidia-h200-x4-contention-sizes  # GEMMs of 15
 router=data/calibration/2026-11-22-nvidia-h200-x4-router  # the runner's top-k beside NCCL
 h100ra=data/calibration/2026-11-22-nvidia-h100-router-attn  # attention projections at 512-8192 tokens; router alone
 h200ra=data/calibration/2026-11-22-nvidia-h200-router-attn
+x8=data/calibration/2026-11-22-nvidia-h200-x8  # collectives and contention on 8 GPUs
 rm -f "$out/h100.calibrated.json" "$out/h200.calibrated.json"
 "$moesim" calibrate --base hwprofiles/profiles/h100.json --out "$out/h100.calibrated.json" \
   --from data/calibration/2026-11-21-nvidia-h100-gemm/gemm_first.json $h100ra/gemm_attn.json $h100/grouped_gemm.json $h100/attention.json $h100/torch_sdpa.json $h100/memory.json \
          $h100/contention1.json $h100ra/router1_topk_*.json $h100/launch.json
 "$moesim" calibrate --base hwprofiles/profiles/h200.json --out "$out/h200.calibrated.json" \
   --from $power/gemm_first.json $h200ra/gemm_attn.json $power/power.json $power4/power4.json $h200/grouped_gemm.json $h200/attention.json $h200/torch_sdpa.json $h200/memory.json \
-         $held/collectives2.json $held/collectives4.json $h200/contention2.json $h200/contention4.json \
+         $held/collectives2.json $held/collectives4.json $x8/collectives8.json $h200/contention2.json $h200/contention4.json \
+         $x8/contention8.json \
          $h200/contention4_priority.json $hbm/contention2.json $sizes/contention4_gemm_*.json \
          $h200ra/router1_topk_*.json $router/contention4_topk_*.json $h200/launch.json $h200/launch_call2.json $held/launch.json \
          $eager/launch.json
