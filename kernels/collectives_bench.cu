@@ -128,11 +128,7 @@ __device__ float expected_value(const ExpectedLayout& l, std::size_t i) {
     case Collective::ALL_TO_ALL:
     case Collective::CE_ALL_TO_ALL:
       return pattern(static_cast<int>(i / l.chunk), static_cast<std::size_t>(l.rank) * l.chunk + i % l.chunk);
-    case Collective::ALL_TO_ALL_UNEVEN:
-    case Collective::ALL_TO_ALL_HOT_IN:
-    case Collective::ALL_TO_ALL_HOT_OUT:
-    case Collective::CE_ALL_TO_ALL_HOT_IN:
-    case Collective::CE_ALL_TO_ALL_HOT_OUT: {
+    default: {  // per-pair counts (is_uneven)
       int s = 0;
       while (s + 1 < l.ranks && l.recv_off[(s + 1) * l.ranks + l.rank] <= i) ++s;
       const std::size_t within = i - l.recv_off[s * l.ranks + l.rank];
@@ -327,20 +323,16 @@ class CollectivesBench : public CaseBench {
     return c.op == Collective::ALL_REDUCE || c.op == Collective::ALL_GATHER ? chunk_ : chunk_ * ranks_;
   }
   std::size_t recv_count(const CollectiveCase& c, int rank) const {
+    if (is_uneven(c.op)) {
+      std::size_t total = 0;
+      for (int s = 0; s < ranks_; ++s) total += counts_[s * ranks_ + rank];
+      return total;
+    }
     switch (c.op) {
       case Collective::ALL_REDUCE:
         return chunk_;
       case Collective::REDUCE_SCATTER:
         return chunk_;
-      case Collective::ALL_TO_ALL_UNEVEN:
-      case Collective::ALL_TO_ALL_HOT_IN:
-      case Collective::ALL_TO_ALL_HOT_OUT:
-      case Collective::CE_ALL_TO_ALL_HOT_IN:
-      case Collective::CE_ALL_TO_ALL_HOT_OUT: {
-        std::size_t total = 0;
-        for (int s = 0; s < ranks_; ++s) total += counts_[s * ranks_ + rank];
-        return total;
-      }
       default:
         return chunk_ * ranks_;
     }

@@ -145,25 +145,31 @@ void Simulation::recompute_network() {
   if (split) {
     for (const Link& link : platform_.links) capacity.push_back(link.capacity_Bps / 1e9);
   }
-  std::vector<int> port_base(collectives_.size(), -1);
-  std::vector<int> port_fold(collectives_.size(), 0);  // > 0: both directions share port % fold
+  // Each flowing collective's ports start at `base`; fold > 0: both directions share port % fold.
+  struct PortBlock {
+    int base = -1, fold = 0;
+  };
+  std::vector<PortBlock> port_blocks(collectives_.size());
+  std::vector<double> member_port;
   for (int c : flowing_collectives_) {
     const auto& spec = program_.collectives()[static_cast<std::size_t>(c)];
     const double port = collectives_[static_cast<std::size_t>(c)].cost.bus_Bps / 1e9;
-    port_base[static_cast<std::size_t>(c)] = static_cast<int>(capacity.size());
+    PortBlock& block = port_blocks[static_cast<std::size_t>(c)];
+    block.base = static_cast<int>(capacity.size());
     if (spec.transport == Transport::COPY_ENGINE) {
       // Copy engines run beside compute, and a GPU's copies in and out share one budget: an even
       // all-to-all that sends and receives the same reproduces the table, a GPU that sends more than it
       // receives (a Combine from hot experts) uses what the idle direction leaves. A symmetric run
       // carries only rank 0's sends, so there the port is the table's rate alone.
-      port_fold[static_cast<std::size_t>(c)] = static_cast<int>(spec.group.size());
+      block.fold = static_cast<int>(spec.group.size());
       for (std::size_t r = 0; r < spec.group.size(); ++r) capacity.push_back(split ? port : 2 * port);
       continue;
     }
-    for (int direction = 0; direction < 2; ++direction) {
-      for (int r : spec.group)
-        capacity.push_back(std::min(sm_comm_port(gpu_of(r), port), comm_bus_cap(gpu_of(r), c) / 1e9));
-    }
+    member_port.clear();
+    for (int r : spec.group)
+      member_port.push_back(std::min(sm_comm_port(gpu_of(r), port), comm_bus_cap(gpu_of(r), c) / 1e9));
+    capacity.insert(capacity.end(), member_port.begin(), member_port.end());  // egress
+    capacity.insert(capacity.end(), member_port.begin(), member_port.end());  // ingress
   }
   std::vector<Demand> demands;
   demands.reserve(active_flows_.size());
@@ -172,9 +178,9 @@ void Simulation::recompute_network() {
     Demand d;
     for (int link : flow.links) d.resources.push_back(flow.whole_ring ? whole_base + link : link);
     if (flow.collective >= 0) {
-      const int base = port_base[static_cast<std::size_t>(flow.collective)];
-      const int fold = port_fold[static_cast<std::size_t>(flow.collective)];
-      for (int port : flow.ports) d.resources.push_back(base + (fold > 0 ? port % fold : port));
+      const PortBlock& block = port_blocks[static_cast<std::size_t>(flow.collective)];
+      for (int port : flow.ports)
+        d.resources.push_back(block.base + (block.fold > 0 ? port % block.fold : port));
     }
     demands.push_back(std::move(d));
   }
