@@ -53,7 +53,12 @@ void add_residual(Context& c, const std::string& table, const ErrorSummary& e, c
 void fit_contention(Context& c);
 /** @brief SMs a contention case's collective holds: its CTA cap, or comm_sms for NCCL's default. */
 double held_sms(const ContentionCase& k, const hw::ContentionSpec& spec);
+/** @brief A multi-GPU contention case beside an NCCL collective with both sides timed. */
+bool beside_nccl(const ContentionCase& k);
 /** @brief efficiency.router_topk from contention_bench's topk runs (RouterFit.cpp); after fit_contention. */
 void fit_router_topk(Context& c);
+/** @brief contention.memory_slowdown_with_comm from the rmsnorm runs (MemoryKernelFit.cpp); after
+ * fit_contention. */
+void fit_memory_kernels(Context& c);
 
 }  // namespace moesim::calibrate::detail

@@ -805,6 +805,7 @@ CalibrationResult calibrate(const hw::HwProfile& base, const CalibrationInputs& 
   fit_collectives(c);
   fit_contention(c);
   fit_router_topk(c);
+  fit_memory_kernels(c);
   fit_launch(c);
   fit_blas_call(c);
   use_traces(c);

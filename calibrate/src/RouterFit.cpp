@@ -28,11 +28,11 @@ std::map<std::int64_t, std::vector<double>> alone_times(const std::vector<const 
   return by_tokens;
 }
 
+}  // namespace
+
 bool beside_nccl(const ContentionCase& k) {
   return k.ranks > 1 && profile_kind(k.comm) && k.compute_with_comm_s && k.comm_with_compute_s;
 }
-
-}  // namespace
 
 /*
  * Per top_k (one expert count each):

@@ -255,6 +255,7 @@ ContentionSpec parse_contention(JsonObject obj) {
   }
   c.comm_slowdown_with_compute = obj.number("comm_slowdown_with_compute");
   c.compute_slowdown_with_copy = obj.optional_number("compute_slowdown_with_copy").value_or(1.0);
+  c.memory_slowdown_with_comm = obj.optional_number("memory_slowdown_with_comm").value_or(1.0);
   if (obj.has("hbm_interference")) {
     obj.fail("hbm_interference",
              "was replaced by hbm_bytes_per_comm_byte, hbm_bytes_per_copy_byte and comm_hbm_weight "

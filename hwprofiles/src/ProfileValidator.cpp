@@ -294,6 +294,7 @@ void validate_contention(const HwProfile& p, const RuleChecker& check) {
   check.non_negative("/contention/hbm_bytes_per_copy_byte", c.hbm_bytes_per_copy_byte);
   check.positive("/contention/comm_hbm_weight", c.comm_hbm_weight);
   check.at_least_one("/contention/compute_slowdown_with_copy", c.compute_slowdown_with_copy);
+  check.at_least_one("/contention/memory_slowdown_with_comm", c.memory_slowdown_with_comm);
   check.not_empty("/contention/source", c.source);
 }
 

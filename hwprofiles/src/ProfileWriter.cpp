@@ -173,6 +173,10 @@ ordered_json contention_json(const ContentionSpec& c) {
       points.push_back({{"kernel_us", in_unit(c.gemm_kernel_s[i], kUs)}, {"slowdown", c.gemm_slowdown[i]}});
     out = insert_after(out, "compute_slowdown_with_comm", "gemm_slowdown_with_comm", points);
   }
+  if (c.memory_slowdown_with_comm != 1.0) {
+    const char* after = c.gemm_kernel_s.empty() ? "compute_slowdown_with_comm" : "gemm_slowdown_with_comm";
+    out = insert_after(out, after, "memory_slowdown_with_comm", c.memory_slowdown_with_comm);
+  }
   if (c.compute_slowdown_with_copy == 1.0) return out;
   return insert_after(out, "comm_slowdown_with_compute", "compute_slowdown_with_copy",
                       c.compute_slowdown_with_copy);

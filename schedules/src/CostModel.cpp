@@ -48,6 +48,8 @@ sim::KernelWork kernel_work(const hw::HwProfile& hw, const models::KernelCost& c
              hw.attention_efficiency(std::max<std::int64_t>(cost.attn_seq, 1), pass, attention);
       break;
     case KernelClass::MEMORY:
+      w.memory_comm_slowdown = hw.contention.memory_slowdown_with_comm;
+      break;
     case KernelClass::ROUTER_TOPK:
       break;
   }

@@ -15,7 +15,9 @@ namespace moesim::sim::detail {
  *   - while any comm kernel runs, compute also slows by compute_slowdown_with_comm, or by the kernel's own
  *     comm_slowdown when it has one (a GEMM's tail wave, cache interference: what the lost SMs and the HBM
  *     do not explain, calibrated); while copy-engine collectives run, by compute_slowdown_with_copy (the
- *     larger of the two when both run);
+ *     larger of the two when both run); a kernel with memory_comm_slowdown stretches its memory time by it
+ *     while comm kernels run (latency-bound loads queue behind the collective's traffic even when the HBM
+ *     has bandwidth to spare, which the sharing below does not show);
  *   - a power-capped GPU (Platform::compute_speed < 1) stretches compute time by 1 / speed;
  *   - the HBM is shared by traffic (share_hbm): copy engines first, then the kernels, at their
  *     SM-limited rates, and the comm kernels' own loads and stores, in proportion to the SMs that issue them.
@@ -43,7 +45,10 @@ void Simulation::recompute_gpu(int rank) {
   for (std::size_t i = 0; i < demand.size(); ++i) {
     const KernelWork& w = ops_[static_cast<std::size_t>(gpu.fluid_kernels[i])].work;
     double compute_time = granted[i] > 0 ? w.compute_ns * slowdown_of(w) * demand[i] / granted[i] : 0;
-    double time = std::max(compute_time, w.memory_ns);
+    const double memory_time = gpu.comm_kernels > 0 && w.memory_comm_slowdown > 0
+                                   ? w.memory_ns * w.memory_comm_slowdown
+                                   : w.memory_ns;
+    double time = std::max(compute_time, memory_time);
     sm_rate[i] = granted[i] > 0 || w.compute_ns <= 0 ? 1.0 / time : 0.0;
     hbm_need[i] = w.memory_ns * sm_rate[i];  // fraction of HBM bandwidth it would use
   }

@@ -290,6 +290,37 @@ TEST(Calibrator, RouterTopkTableFromTopkRuns) {
   }
 }
 
+TEST(Calibrator, MemoryKernelSlowdownFromRmsnormRuns) {
+  CalibrationInputs in = inputs();
+  in.bench.runs.push_back(run("norm4.json", "contention", 4));
+  auto norm = [](const std::string& comm, double alone_s, double with_s) {
+    ContentionCase k;
+    k.compute = "rmsnorm";
+    k.comm = comm;
+    k.bytes = 32.0 * 1048576;
+    k.ctas = 0;
+    k.ranks = 4;
+    k.compute_alone_s = alone_s;
+    k.compute_with_comm_s = with_s;
+    k.comm_alone_s = 100e-6;
+    k.comm_with_compute_s = 130e-6;
+    k.file = "norm4.json";
+    return k;
+  };
+  // Slowdowns 1.1 and 1.1 x 1.21 beside NCCL: geometric mean 1.1 x 1.1 = 1.21. A copy-engine case (2x) is not
+  // an NCCL case and is left out.
+  in.bench.contention = {norm("all_reduce", 20e-6, 22e-6), norm("all_to_all", 10e-6, 13.31e-6)};
+  ContentionCase copy = norm("ce_copy", 10e-6, 20e-6);
+  copy.ctas.reset();
+  in.bench.contention.push_back(copy);
+  const hw::HwProfile p = calibrate(base_profile(), in).profile;
+  EXPECT_DOUBLE_EQ(p.contention.memory_slowdown_with_comm, 1.21);
+  EXPECT_NE(p.contention.source.find("memory_slowdown_with_comm = 1.21"), std::string::npos);
+  // Without RMSNorm runs the base's value (1, none) stays.
+  in.bench.contention.clear();
+  EXPECT_DOUBLE_EQ(calibrate(base_profile(), in).profile.contention.memory_slowdown_with_comm, 1.0);
+}
+
 TEST(Calibrator, SameInputsSameText) {
   EXPECT_EQ(profile_text(calibrate(base_profile(), inputs()).profile),
             profile_text(calibrate(base_profile(), inputs()).profile));

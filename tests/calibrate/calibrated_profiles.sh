@@ -21,7 +21,7 @@ power4=data/calibration/2026-11-22-nvidia-h200-x4-power  # power_bench on 4 GPUs
 eager=data/calibration/2026-11-22-nvidia-h200-eager  # launch_bench with layer kernels eager vs graph
 hbm=data/calibration/2026-11-22-nvidia-h200-x2-hbm  # contention_bench with HBM-bound kernels (streaming add, causal softmax)
 sizes=data/calibration/2026-11-22-nvidia-h200-x4-contention-sizes  # GEMMs of 15 us to 0.6 ms beside NCCL
-router=data/calibration/2026-11-22-nvidia-h200-x4-router  # the runner's top-k beside NCCL
+router=data/calibration/2026-11-22-nvidia-h200-x4-router  # the runner's top-k and RMSNorm beside NCCL
 h100ra=data/calibration/2026-11-22-nvidia-h100-router-attn  # attention projections at 512-8192 tokens; router alone
 h200ra=data/calibration/2026-11-22-nvidia-h200-router-attn
 x8=data/calibration/2026-11-22-nvidia-h200-x8  # collectives and contention on 8 GPUs
@@ -34,7 +34,7 @@ rm -f "$out/h100.calibrated.json" "$out/h200.calibrated.json"
          $held/collectives2.json $held/collectives4.json $x8/collectives8.json $h200/contention2.json $h200/contention4.json \
          $x8/contention8.json \
          $h200/contention4_priority.json $hbm/contention2.json $sizes/contention4_gemm_*.json \
-         $h200ra/router1_topk_*.json $router/contention4_topk_*.json $h200/launch.json $h200/launch_call2.json $held/launch.json \
+         $h200ra/router1_topk_*.json $router/contention4_topk_*.json $router/contention4_norm*.json $h200/launch.json $h200/launch_call2.json $held/launch.json \
          $eager/launch.json
 
 if [[ "$check" == "--check" ]]; then

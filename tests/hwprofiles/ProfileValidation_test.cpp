@@ -200,6 +200,8 @@ TEST(ProfileValidation, ContentionRules) {
             "bad.json: /contention/comm_sms = 100: must be < /gpu/sm_count (100)");
   EXPECT_EQ(error_after([](json& d) { d["contention"]["compute_slowdown_with_comm"] = 0.9; }),
             "bad.json: /contention/compute_slowdown_with_comm = 0.9: must be >= 1");
+  EXPECT_EQ(error_after([](json& d) { d["contention"]["memory_slowdown_with_comm"] = 0.8; }),
+            "bad.json: /contention/memory_slowdown_with_comm = 0.8: must be >= 1");
   EXPECT_EQ(error_after([](json& d) { d["gpu"]["sm_count"] = 0; }),
             "bad.json: /gpu/sm_count = 0: must be > 0");
 }

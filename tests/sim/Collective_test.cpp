@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include "SimFixtures.hpp"
+#include "moesim/common/Error.hpp"
 
 using namespace moesim::sim;
 using namespace moesim::sim::testing;
@@ -264,6 +265,30 @@ TEST(Collective, ComputeSlowsWhileCopyEngineCollectiveIsInFlight) {
     auto r = run(test_platform(1, 100, 1000, GpuResources{132, 0, 1.0, 1.0, 1.25}), p);
     EXPECT_EQ(r.ops[0].end, transport == Transport::COPY_ENGINE ? 114200 : 100000);  // rank 0's GEMM
   }
+}
+
+TEST(Collective, MemoryBoundKernelStretchesByItsMemoryCommSlowdown) {
+  // An HBM-bound kernel (100000 ns alone) with memory_comm_slowdown 1.25 beside an SM-kernel all-to-all that
+  // holds no SMs and runs 0..71000 (no HBM model, so only the factor acts): 71000 / 1.25 = 56800 ns of work,
+  // 43200 left alone -> 114200. Without the factor it is memory-bound and loses nothing: 100000. A
+  // copy-engine collective is not an SM kernel and leaves it at 100000 either way.
+  for (double factor : {1.25, 0.0}) {
+    for (Transport transport : {Transport::SM_KERNEL, Transport::COPY_ENGINE}) {
+      Program p(8, false);
+      CollectiveSpec spec = balanced_a2a(8, 1e6);
+      spec.transport = transport;
+      KernelWork work = memory(100000);
+      work.memory_comm_slowdown = factor;
+      add_everywhere(p, spec, work);
+      auto r = run(test_platform(1, 100, 1000, GpuResources{132, 0, 2.0, 1.0, 1.0}), p);
+      const bool stretched = factor > 0 && transport == Transport::SM_KERNEL;
+      EXPECT_EQ(r.ops[0].end, stretched ? 114200 : 100000) << factor;
+    }
+  }
+  Program bad(1, false);
+  KernelWork work = memory(1000);
+  work.memory_comm_slowdown = 0.5;
+  EXPECT_THROW(bad.add_kernel(0, 0, "k", "compute", work, 0, {}), moesim::ScheduleError);
 }
 
 TEST(Collective, KernelsOwnCommSlowdownOverridesThePlatforms) {

@@ -201,6 +201,9 @@ struct ContentionSpec {
   double comm_slowdown_with_compute = 1.0;  ///< factor on communication time under compute
   /// optional: factor on compute while copy-engine transfers are in flight (1 = none measured)
   double compute_slowdown_with_copy = 1.0;
+  /// optional: factor on the memory time of the layer's memory-bound kernels (norms, gathers, elementwise)
+  /// while an SM-driven collective runs, beside HBM sharing (1 = none measured)
+  double memory_slowdown_with_comm = 1.0;
   /// HBM bytes a GPU moves per bus byte of an SM-driven collective it takes part in (user buffers and
   /// the collective's staging buffers, both directions)
   double hbm_bytes_per_comm_byte = 0;

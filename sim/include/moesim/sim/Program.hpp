@@ -40,7 +40,8 @@ enum class OpKind {
 /**
  * @brief Resource demands of a kernel, measured alone on an idle GPU.
  * Alone it takes fixed_ns + max(compute_ns, memory_ns) (a roofline). Under sharing, compute_ns
- * stretches with lost SMs and the comm slowdown; memory_ns stretches with the HBM share it gets.
+ * stretches with lost SMs and the comm slowdown; memory_ns stretches with the HBM share it gets and
+ * with memory_comm_slowdown.
  */
 struct KernelWork {
   double compute_ns = 0;   ///< time if compute-bound, with sm_fraction of the GPU
@@ -52,6 +53,9 @@ struct KernelWork {
   /// what it costs SM-driven collectives: their bus rate divides by this while it runs; 0 = the
   /// platform's comm_slowdown_with_compute (light kernels that share SMs with comm blocks slow them more)
   double comm_drag = 0;
+  /// factor on memory_ns while SM-driven collectives run on its GPU, beside what HBM sharing takes; 0 = none
+  /// (row-wise layer kernels such as RMSNorm are latency-bound below the HBM peak and still slow)
+  double memory_comm_slowdown = 0;
   // What the kernel does, for its energy (sim/Power.hpp); the times above already say how long it takes.
   double peak_ns = 0;    ///< its FLOPs at the dtype's dense peak: the tensor work it does, in peak-time
   double hbm_bytes = 0;  ///< HBM bytes it reads plus writes
