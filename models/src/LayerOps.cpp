@@ -288,7 +288,7 @@ void forward_kernels(const ModelSpec& spec, LayerOp op, const OpContext& context
   switch (op) {
     case LayerOp::ATTN_NORM:
     case LayerOp::MLP_NORM:
-      list.memory(to_string(spec.norm), activations, activations);
+      list.memory(to_string(spec.norm), activations * (1 + context.norm_extra_inputs), activations);
       return;
     case LayerOp::ATTN_QKV:
       attention_qkv_kernels(spec, context, list);
@@ -326,7 +326,8 @@ void forward_kernels(const ModelSpec& spec, LayerOp op, const OpContext& context
 
 std::vector<KernelCost> layer_op_kernels(const ModelSpec& spec, LayerOp op, Pass pass,
                                          const OpContext& context) {
-  MOE_CHECK(context.tokens >= 0 && context.routed_rows >= 0 && context.experts_total_local >= 0)
+  MOE_CHECK(context.tokens >= 0 && context.routed_rows >= 0 && context.experts_total_local >= 0 &&
+            context.norm_extra_inputs >= 0)
       << "negative size in OpContext for " << to_string(op);
   KernelList list(op, context.dtype);
   if (op == LayerOp::ATTN_CORE) {

@@ -5,10 +5,10 @@ namespace moesim::schedules::detail {
 namespace {
 constexpr Pass FWD = Pass::FORWARD;
 
-void attention_forward(ProgramBuilder& b, int l) {
-  for (LayerOp op : {LayerOp::ATTN_NORM, LayerOp::ATTN_QKV, LayerOp::ATTN_CORE, LayerOp::ATTN_OUT}) {
-    b.compute(l, op, FWD);
-  }
+/** `norm_inputs`: activation tensors the attention norm sums into its input (FarSkip, as the runner does). */
+void attention_forward(ProgramBuilder& b, int l, int norm_inputs = 0) {
+  b.norm(l, LayerOp::ATTN_NORM, norm_inputs);
+  for (LayerOp op : {LayerOp::ATTN_QKV, LayerOp::ATTN_CORE, LayerOp::ATTN_OUT}) b.compute(l, op, FWD);
 }
 
 void attention_backward(ProgramBuilder& b, int l) {
@@ -69,7 +69,9 @@ void alltoall_forward(ProgramBuilder& b, const std::vector<LayerMode>& modes, bo
       if (!m.overlap) b.wait(d);
       return d;
     };
-    b.compute(l, LayerOp::ATTN_NORM, FWD);
+    // A skipping attention input is P_l + S_{l-1}: the shared experts' output of l-1 joins it in the norm.
+    const bool shared_pending = m.skip_attn && l > 0 && b.scenario().model.moe.shared_experts > 0;
+    b.norm(l, LayerOp::ATTN_NORM, shared_pending ? 1 : 0);
     b.compute(l, LayerOp::ATTN_QKV, FWD);
     OpId dispatch = NO_OP;
     if (m.skip_mlp) dispatch = route_and_dispatch();
@@ -170,14 +172,17 @@ void allreduce_forward(ProgramBuilder& b, const std::vector<LayerMode>& modes) {
     const LayerMode& m = modes[static_cast<std::size_t>(l)];
     b.wait(attn_pending);
     if (!m.skip_attn) b.wait(moe_pending);  // attention input includes the MoE output of l-1
-    attention_forward(b, l);
+    // FarSkip inputs are summed inside the norms from their parts: attention adds the MoE outputs before
+    // l-1, the MoE block those and MoE_{l-1} (the layer runner's RMSNorm with one and two extra inputs).
+    const bool farskip_input = m.skip_attn && l > 0;
+    attention_forward(b, l, farskip_input ? 1 : 0);
     OpId attn_out = b.compute(l, LayerOp::RESIDUAL_ADD, FWD);
     OpId a = b.collective(l, Comm::ATTN_ALLREDUCE, {attn_out});
     // MoE input skipping attention[l] lets A overlap the MoE compute.
     attn_pending = m.skip_mlp && m.overlap ? a : NO_OP;
     if (attn_pending == NO_OP) b.wait(a);
     b.wait(moe_pending);
-    b.compute(l, LayerOp::MLP_NORM, FWD);
+    b.norm(l, LayerOp::MLP_NORM, farskip_input && m.skip_mlp ? 2 : 0);
     OpId last;
     if (b.is_moe_layer(l)) {
       b.compute(l, LayerOp::GATE, FWD);

@@ -147,6 +147,12 @@ OpId ProgramBuilder::compute(int layer, LayerOp op, Pass pass, std::vector<OpId>
   return compute(layer, "", op, pass, context(op), std::move(deps));
 }
 
+OpId ProgramBuilder::norm(int layer, LayerOp op, int extra_inputs) {
+  models::OpContext c = context(op);
+  c.norm_extra_inputs = extra_inputs;
+  return compute(layer, "", op, Pass::FORWARD, c);
+}
+
 OpId ProgramBuilder::compute(int layer, const std::string& tag, LayerOp op, Pass pass,
                              const models::OpContext& context, std::vector<OpId> deps) {
   auto kernels = models::layer_op_kernels(s_.model, op, pass, context);

@@ -58,6 +58,9 @@ class ProgramBuilder {
    * `deps` and any pending waits. Returns the last kernel, or NO_OP if the op launches none.
    */
   OpId compute(int layer, LayerOp op, Pass pass, std::vector<OpId> deps = {});
+  /** @brief A forward ATTN_NORM or MLP_NORM that also sums `extra_inputs` activation tensors into its input.
+   */
+  OpId norm(int layer, LayerOp op, int extra_inputs);
   /** @brief Emits DGRAD then WGRAD of `op`; returns the last kernel (or NO_OP). */
   OpId backward(int layer, LayerOp op, std::vector<OpId> deps = {});
   /**

@@ -276,6 +276,11 @@ TEST(LayerOps, PermuteUnpermuteNormsAndResidual) {
   const auto norm = layer_op_kernels(v2_lite(), LayerOp::ATTN_NORM, Pass::FORWARD, context);
   ASSERT_EQ(names(norm), std::vector<std::string>{"attn_norm.rmsnorm"});
   EXPECT_DOUBLE_EQ(norm[0].bytes, 819'200.0);
+  // FarSkip's norm summing two more activation tensors into its input: 3 reads + 1 write = 1,638,400.
+  OpContext fused = context;
+  fused.norm_extra_inputs = 2;
+  EXPECT_DOUBLE_EQ(layer_op_kernels(v2_lite(), LayerOp::MLP_NORM, Pass::FORWARD, fused)[0].bytes,
+                   1'638'400.0);
   EXPECT_DOUBLE_EQ(layer_op_kernels(v2_lite(), LayerOp::MLP_NORM, Pass::DGRAD, context)[0].bytes,
                    1'638'400.0);
   EXPECT_TRUE(layer_op_kernels(v2_lite(), LayerOp::MLP_NORM, Pass::WGRAD, context).empty());

@@ -210,6 +210,38 @@ TEST(Prefill, FarSkipOverlapsBothAllReduces) {
   EXPECT_GE(farskip.step_ms, std::max(farskip.comm_ms, farskip.compute_ms));
 }
 
+TEST(Prefill, FarSkipNormsReadTheSkippedInputsTheySum) {
+  // FarSkip's attention input adds the MoE outputs before l-1 and its MoE input those plus MoE_{l-1}, summed
+  // inside the norms: from layer 1 the attention norm reads 2 activation tensors and writes 1 (3 against
+  // regular's 2), the MoE norm reads 3 (4 against 2). Layer 0 has nothing pending.
+  Scenario s;
+  s.model = models::load_model("qwen3-30b-a3b");
+  s.hw = hw::load_profile("h200");
+  s.parallel.ep = 4;
+  s.parallel.tp = 4;
+  s.parallel.moe_comm = MoeComm::ALLREDUCE;
+  s.workload.phase = Phase::PREFILL;
+  s.workload.tokens = 2048;
+  s.workload.seq_len = 2048;
+  s.workload.layers = 2;
+  auto norm_bytes = [&](const std::string& name) {
+    const auto r = simulate(s);
+    for (const auto& op : r.program->ops()) {
+      if (op.rank == 0 && op.name == name) return op.work.hbm_bytes;
+    }
+    return -1.0;
+  };
+  const double activations_rw = 2.0 * 2048 * s.model.hidden * 2;  // bf16 read + write
+  for (const std::string schedule : {"regular", "farskip"}) {
+    s.schedule = schedule;
+    const bool farskip = schedule == "farskip";
+    EXPECT_DOUBLE_EQ(norm_bytes("L0.attn_norm.rmsnorm"), activations_rw) << schedule;
+    EXPECT_DOUBLE_EQ(norm_bytes("L0.mlp_norm.rmsnorm"), activations_rw) << schedule;
+    EXPECT_DOUBLE_EQ(norm_bytes("L1.attn_norm.rmsnorm"), activations_rw * (farskip ? 1.5 : 1)) << schedule;
+    EXPECT_DOUBLE_EQ(norm_bytes("L1.mlp_norm.rmsnorm"), activations_rw * (farskip ? 2 : 1)) << schedule;
+  }
+}
+
 TEST(Validation, ImpossibleConfigsAreScheduleErrors) {
   Scenario s = training("regular");
   s.parallel.ep = 3;  // 64 experts

@@ -94,6 +94,12 @@ struct OpContext {
    * gather_rows). All-reduce style MoE permutes straight into expert order and needs neither.
    */
   bool regroup_by_expert = false;
+  /**
+   * @brief ATTN_NORM, MLP_NORM forward: activation tensors summed into the input before it is normalized,
+   * one more read of the activations each. FarSkip's sub-blocks take the residual stream without a pending
+   * contribution, and the layer runner builds that input inside the norm from its parts.
+   */
+  int norm_extra_inputs = 0;
 };
 
 /**
