@@ -184,7 +184,7 @@ void fit_contention(Context& c) {
     if (k.compute != "gemm") {
       if (k.compute == "add") adds.push_back(&k);
       if (k.compute == "softmax") softmaxes.push_back(&k);
-      continue;  // other layer kernels (rmsnorm, topk) are measured, not fitted
+      continue;  // rmsnorm and topk: MemoryKernelFit.cpp and RouterFit.cpp
     }
     if (k.comm == "ce_copy") {
       copy_engine.push_back(&k);

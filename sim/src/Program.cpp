@@ -54,7 +54,7 @@ OpId Program::add_kernel(int rank, int stream, std::string name, std::string cat
                          double launch_ns, std::vector<OpId> deps) {
   if (work.compute_ns < 0 || work.memory_ns < 0 || work.fixed_ns < 0 || work.peak_ns < 0 ||
       work.hbm_bytes < 0 || !(work.sm_fraction > 0) || work.sm_fraction > 1 ||
-      (work.memory_comm_slowdown != 0 && work.memory_comm_slowdown < 1)) {
+      !(work.memory_comm_slowdown >= 1)) {
     throw ScheduleError("program: kernel '" + name +
                         "' has negative work, sm_fraction outside (0, 1] or memory_comm_slowdown below 1");
   }

@@ -45,9 +45,7 @@ void Simulation::recompute_gpu(int rank) {
   for (std::size_t i = 0; i < demand.size(); ++i) {
     const KernelWork& w = ops_[static_cast<std::size_t>(gpu.fluid_kernels[i])].work;
     double compute_time = granted[i] > 0 ? w.compute_ns * slowdown_of(w) * demand[i] / granted[i] : 0;
-    const double memory_time = gpu.comm_kernels > 0 && w.memory_comm_slowdown > 0
-                                   ? w.memory_ns * w.memory_comm_slowdown
-                                   : w.memory_ns;
+    const double memory_time = gpu.comm_kernels > 0 ? w.memory_ns * w.memory_comm_slowdown : w.memory_ns;
     double time = std::max(compute_time, memory_time);
     sm_rate[i] = granted[i] > 0 || w.compute_ns <= 0 ? 1.0 / time : 0.0;
     hbm_need[i] = w.memory_ns * sm_rate[i];  // fraction of HBM bandwidth it would use

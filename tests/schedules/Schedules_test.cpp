@@ -25,6 +25,22 @@ Scenario training(const std::string& schedule, Phase phase = Phase::FORWARD, int
   return s;
 }
 
+/** vLLM-style prefill: TP = EP = `gpus`, every rank holding all `tokens` in sequences of `seq`. */
+Scenario tp_prefill(const std::string& model, const std::string& hw, int gpus, std::int64_t tokens,
+                    std::int64_t seq, int layers) {
+  Scenario s;
+  s.model = models::load_model(model);
+  s.hw = hw::load_profile(hw);
+  s.parallel.ep = gpus;
+  s.parallel.tp = gpus;
+  s.parallel.moe_comm = MoeComm::ALLREDUCE;
+  s.workload.phase = Phase::PREFILL;
+  s.workload.tokens = tokens;
+  s.workload.seq_len = seq;
+  s.workload.layers = layers;
+  return s;
+}
+
 /** The profile with every contention term switched off: comm takes no SMs and slows nothing. */
 void without_contention(Scenario& s) {
   s.hw.contention.comm_sms = 0;
@@ -187,17 +203,8 @@ TEST(Simulation, SameInputsSameTimings) {
 
 TEST(Prefill, FarSkipOverlapsBothAllReduces) {
   // vLLM style, TP = EP = 8, 16 requests of 1024 tokens replicated on every rank (FarSkip §5.2 setting).
-  Scenario s;
-  s.model = models::load_model("llama4-scout");
-  s.hw = hw::load_profile("mi300x");
-  s.parallel.ep = 8;
-  s.parallel.tp = 8;
-  s.parallel.moe_comm = MoeComm::ALLREDUCE;
-  s.workload.phase = Phase::PREFILL;
-  s.workload.tokens = 16 * 1024;
-  s.workload.seq_len = 1024;
+  Scenario s = tp_prefill("llama4-scout", "mi300x", 8, 16 * 1024, 1024, 4);
   s.workload.dtype = models::DType::FP8;
-  s.workload.layers = 4;
   s.schedule = "regular";
   auto regular = simulate(s);
   s.schedule = "farskip";
@@ -214,16 +221,7 @@ TEST(Prefill, FarSkipNormsReadTheSkippedInputsTheySum) {
   // FarSkip's attention input adds the MoE outputs before l-1 and its MoE input those plus MoE_{l-1}, summed
   // inside the norms: from layer 1 the attention norm reads 2 activation tensors and writes 1 (3 against
   // regular's 2), the MoE norm reads 3 (4 against 2). Layer 0 has nothing pending.
-  Scenario s;
-  s.model = models::load_model("qwen3-30b-a3b");
-  s.hw = hw::load_profile("h200");
-  s.parallel.ep = 4;
-  s.parallel.tp = 4;
-  s.parallel.moe_comm = MoeComm::ALLREDUCE;
-  s.workload.phase = Phase::PREFILL;
-  s.workload.tokens = 2048;
-  s.workload.seq_len = 2048;
-  s.workload.layers = 2;
+  Scenario s = tp_prefill("qwen3-30b-a3b", "h200", 4, 2048, 2048, 2);
   auto norm_bytes = [&](const std::string& name) {
     const auto r = simulate(s);
     for (const auto& op : r.program->ops()) {

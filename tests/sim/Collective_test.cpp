@@ -270,9 +270,9 @@ TEST(Collective, ComputeSlowsWhileCopyEngineCollectiveIsInFlight) {
 TEST(Collective, MemoryBoundKernelStretchesByItsMemoryCommSlowdown) {
   // An HBM-bound kernel (100000 ns alone) with memory_comm_slowdown 1.25 beside an SM-kernel all-to-all that
   // holds no SMs and runs 0..71000 (no HBM model, so only the factor acts): 71000 / 1.25 = 56800 ns of work,
-  // 43200 left alone -> 114200. Without the factor it is memory-bound and loses nothing: 100000. A
+  // 43200 left alone -> 114200. With factor 1 it is memory-bound and loses nothing: 100000. A
   // copy-engine collective is not an SM kernel and leaves it at 100000 either way.
-  for (double factor : {1.25, 0.0}) {
+  for (double factor : {1.25, 1.0}) {
     for (Transport transport : {Transport::SM_KERNEL, Transport::COPY_ENGINE}) {
       Program p(8, false);
       CollectiveSpec spec = balanced_a2a(8, 1e6);
@@ -281,7 +281,7 @@ TEST(Collective, MemoryBoundKernelStretchesByItsMemoryCommSlowdown) {
       work.memory_comm_slowdown = factor;
       add_everywhere(p, spec, work);
       auto r = run(test_platform(1, 100, 1000, GpuResources{132, 0, 2.0, 1.0, 1.0}), p);
-      const bool stretched = factor > 0 && transport == Transport::SM_KERNEL;
+      const bool stretched = factor > 1 && transport == Transport::SM_KERNEL;
       EXPECT_EQ(r.ops[0].end, stretched ? 114200 : 100000) << factor;
     }
   }

@@ -53,9 +53,9 @@ struct KernelWork {
   /// what it costs SM-driven collectives: their bus rate divides by this while it runs; 0 = the
   /// platform's comm_slowdown_with_compute (light kernels that share SMs with comm blocks slow them more)
   double comm_drag = 0;
-  /// factor on memory_ns while SM-driven collectives run on its GPU, beside what HBM sharing takes; 0 = none
-  /// (row-wise layer kernels such as RMSNorm are latency-bound below the HBM peak and still slow)
-  double memory_comm_slowdown = 0;
+  /// factor on memory_ns while SM-driven collectives run on its GPU, beside what HBM sharing takes (>= 1;
+  /// row-wise layer kernels such as RMSNorm are latency-bound below the HBM peak and still slow)
+  double memory_comm_slowdown = 1;
   // What the kernel does, for its energy (sim/Power.hpp); the times above already say how long it takes.
   double peak_ns = 0;    ///< its FLOPs at the dtype's dense peak: the tensor work it does, in peak-time
   double hbm_bytes = 0;  ///< HBM bytes it reads plus writes
