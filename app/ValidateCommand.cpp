@@ -1,9 +1,11 @@
 // `moesim validate`: predicted vs published figures (--published) or layer-runner measurements
 // (--measured), with error %; --json writes the rows to a file (the table still prints) or, with -, prints
 // only the rows. --judge configs judges the median of each config's repeated runs instead of every record,
-// since one config's measurements spread between leases by more than the speedup tolerance.
+// since one config's measurements spread between leases by more than the speedup tolerance. --steps adds,
+// for records with the runner's op profile, each step's GPU and host time measured and predicted.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 #include <iostream>
 #include <nlohmann/json.hpp>
@@ -25,6 +27,7 @@ struct ValidateOptions {
   double speedup_tolerance = 0;
   std::string json_path;
   std::string judge = "records";
+  bool steps = false;
 };
 
 double round_to(double v, double unit) {
@@ -59,6 +62,58 @@ std::vector<schedules::ValidationRow> measured_rows(const std::vector<schedules:
       rows.push_back({source, c.run.label(), "speedup", *c.run.speedup_vs_regular, *c.predicted_speedup});
   }
   return rows;
+}
+
+/** --steps rows: every op-profile step's GPU time, measured and predicted. */
+std::vector<schedules::ValidationRow> step_rows(const std::vector<schedules::MeasuredComparison>& cs) {
+  std::vector<schedules::ValidationRow> rows;
+  for (const auto& c : cs) {
+    for (const auto& m : c.run.op_profile) {
+      double predicted = 0;
+      for (const auto& p : c.predicted_op_profile) predicted += p.step == m.step ? p.gpu_ms : 0.0;
+      rows.push_back({"measured " + c.run.device + " op profile", c.run.label(), "step " + m.step + " gpu_ms",
+                      m.gpu_ms, predicted});
+    }
+  }
+  return rows;
+}
+
+/** One table per record with an op profile: the runner's steps, then steps only the simulation has. */
+void print_steps(const std::vector<schedules::MeasuredComparison>& cs) {
+  bool any = false;
+  for (const auto& c : cs) {
+    if (c.run.op_profile.empty()) continue;
+    any = true;
+    std::cout << fmt::format("# op profile of {} (rank {}, {}{}): ms over the stack\n", c.run.label(),
+                             c.run.op_profile_rank, c.run.file, c.run.pointer);
+    std::cout << fmt::format("#   {:<20} {:>5} {:>10} {:>10} {:>8} {:>10} {:>10}\n", "step", "count",
+                             "gpu meas.", "gpu pred.", "diff", "host meas.", "host pred.");
+    double measured_sum = 0, predicted_sum = 0;
+    auto line = [](const std::string& step, int count, const std::string& gpu_measured, double gpu_predicted,
+                   const std::string& diff, const std::string& host_measured, double host_predicted) {
+      std::cout << fmt::format("    {:<20} {:>5} {:>10} {:>10.3f} {:>8} {:>10} {:>10.3f}\n", step, count,
+                               gpu_measured, gpu_predicted, diff, host_measured, host_predicted);
+    };
+    for (const auto& m : c.run.op_profile) {
+      const schedules::OpProfileStep* p = nullptr;
+      for (const auto& q : c.predicted_op_profile) p = q.step == m.step ? &q : p;
+      const double gpu = p ? p->gpu_ms : 0.0, host = p ? p->host_ms : 0.0;
+      line(m.step, m.count, fmt::format("{:.3f}", m.gpu_ms), gpu, fmt::format("{:+.3f}", gpu - m.gpu_ms),
+           fmt::format("{:.3f}", m.host_ms), host);
+      measured_sum += m.gpu_ms;
+      predicted_sum += gpu;
+    }
+    for (const auto& p : c.predicted_op_profile) {
+      const bool measured = std::any_of(c.run.op_profile.begin(), c.run.op_profile.end(),
+                                        [&](const schedules::OpProfileStep& m) { return m.step == p.step; });
+      if (measured) continue;
+      line(p.step, p.count, "-", p.gpu_ms, "-", "-", p.host_ms);
+      predicted_sum += p.gpu_ms;
+    }
+    std::cout << fmt::format("#   {:<20} {:>5} {:>10.3f} {:>10.3f} {:>+8.3f}\n", "sum", "", measured_sum,
+                             predicted_sum, predicted_sum - measured_sum);
+  }
+  if (!any) std::cout << "# --steps: no record has an op profile (layer_runner --op-profile on)\n";
 }
 
 bool time_over(double error_pct, const ValidateOptions& o) {
@@ -152,12 +207,21 @@ int print_measured(const std::vector<schedules::MeasuredComparison>& cs, const V
   if (by_config) configs = schedules::summarize_by_config(cs);
   for (const auto& s : configs) configs_over += config_over(s, o) ? 1 : 0;
   const int failed = by_config ? configs_over : records_over;
-  if (!o.json_path.empty()) write_rows(o.json_path, measured_rows(cs), 1e-4, config_rows(configs));
+  if (!o.json_path.empty()) {
+    std::vector<schedules::ValidationRow> rows = measured_rows(cs);
+    if (o.steps) {
+      std::vector<schedules::ValidationRow> steps = step_rows(cs);
+      rows.insert(rows.end(), steps.begin(), steps.end());
+    }
+    write_rows(o.json_path, rows, 1e-4, config_rows(configs));
+  }
   if (o.json_path == "-") return failed > 0 ? 1 : 0;
   const double record_error = mean_of(print_records(cs, o), cs.size());
   const bool judged = o.tolerance > 0 || o.speedup_tolerance > 0;
+  double config_error = 0;
+  if (by_config) config_error = mean_of(print_configs(configs, o), configs.size());
+  if (o.steps) print_steps(cs);
   if (by_config) {
-    const double config_error = mean_of(print_configs(configs, o), configs.size());
     std::cout << fmt::format(
         "# {} records in {} configs, mean |time error| {:.1f}% (per record) / {:.1f}% (per config median)",
         cs.size(), configs.size(), record_error, config_error);
@@ -190,6 +254,7 @@ int run_validate(const ValidateOptions& o) {
   }
   if (!o.hw.empty()) throw ConfigError("", "--hw", "applies only to --measured");
   if (o.judge != "records") throw ConfigError("", "--judge", "applies only to --measured");
+  if (o.steps) throw ConfigError("", "--steps", "applies only to --measured");
   auto rows = schedules::published_validation();
   int over = 0;
   for (const auto& r : rows) over += o.tolerance > 0 && std::abs(r.error_pct()) > o.tolerance ? 1 : 0;
@@ -232,6 +297,10 @@ void add_validate(CLI::App& app, const Invocation&, Action& action) {
                   "With --measured: records (each record against the tolerances) or configs (also the median "
                   "of each config's repeated runs, which then decides the exit code)")
       ->check(CLI::IsMember({"records", "configs"}));
+  sub->add_flag(
+      "--steps", o->steps,
+      "With --measured: for records with an op profile (layer_runner --op-profile on), each step's GPU "
+      "and host time, measured and predicted");
   sub->add_option("--json", o->json_path,
                   "Write the rows as JSON to FILE (the table still prints), or only them to stdout with -");
   sub->callback([o, &action] { action = [o] { return run_validate(*o); }; });

@@ -27,6 +27,20 @@ int positive_int(JsonObject& o, const std::string& key) {
   return static_cast<int>(v);
 }
 
+// {"rank": R, "iterations": N, "steps": [{"step": "ATTN_CORE", "count": 4, "gpu_ms": ..., "host_ms": ...}]}
+void read_op_profile(JsonObject full, MeasuredRun& r) {
+  const std::int64_t rank = full.integer("rank");
+  if (rank < 0 || rank >= r.gpus) full.fail("rank", "expected a rank in [0, gpus)");
+  r.op_profile_rank = static_cast<int>(rank);
+  for (JsonObject& step : full.object_array("steps")) {
+    const std::int64_t count = step.positive_integer("count");
+    if (count > 1 << 20) step.fail("count", "is too large");
+    r.op_profile.push_back({step.string("step"), static_cast<int>(count), step.non_negative("gpu_ms"),
+                            step.non_negative("host_ms")});
+  }
+  if (r.op_profile.empty()) full.fail("steps", "holds no steps");
+}
+
 MeasuredRun read_record(JsonObject record, const std::string& device) {
   MeasuredRun r;
   r.file = record.file();
@@ -65,6 +79,7 @@ MeasuredRun read_record(JsonObject record, const std::string& device) {
   r.overlap_pct = record.number("overlap_pct");
   r.speedup_vs_regular = record.optional_number("speedup_vs_regular");
   if (auto check = record.optional_object("check")) r.check_passed = check->boolean("passed");
+  if (auto profile = record.optional_object("op_profile")) read_op_profile(profile->object("full"), r);
   // Other keys (iterations, per-rank times, provenance details) are informational.
   return r;
 }
@@ -199,6 +214,10 @@ std::vector<MeasuredComparison> compare_measured(const std::vector<MeasuredRun>&
     c.predicted_ms = result.step_ms;
     c.predicted_exposed_ms = result.exposed_comm_ms;
     c.predicted_overlap_pct = result.overlap_pct;
+    if (!run.op_profile.empty()) {
+      const int rank = result.program->is_simulated(run.op_profile_rank) ? run.op_profile_rank : 0;
+      c.predicted_op_profile = predict_op_profile(*result.program, result.run, rank);
+    }
     if (run.schedule == "regular") regular_predicted[run.config_key()] = result.step_ms;
     out.push_back(std::move(c));
   }

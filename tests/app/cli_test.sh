@@ -114,6 +114,20 @@ assert all(r['runs'] == 2 for r in rows), rows
 "; then ok; else bad "validate --judge configs: per-config table and rows"; fi
 expect_error 2 'judge: bogus not in \{records,configs\}' validate --measured "$runs" --judge bogus
 
+# --steps: one step table per profiled record, whose predicted column adds up to the record's predicted stack
+# time (the steps are gaps between consecutive events on one stream); --json gains one row per step.
+if "$moesim" validate --measured "$runs" --steps --json "$work/steps.json" > "$work/steps.txt" &&
+  [[ $(grep -c '^# op profile of ' "$work/steps.txt") == 3 ]] && python3 -c "
+import json, re
+text = open('$work/steps.txt').read()
+predicted = [float(line.split()[7]) for line in text.splitlines() if line.startswith('  qwen3')]
+sums = [float(m) for m in re.findall(r'^#   sum +\S+ +(\S+)', text, re.M)]
+assert len(sums) == 3 and all(abs(a - b) < 2e-3 for a, b in zip(sums, predicted)), (sums, predicted)
+rows = [r for r in json.load(open('$work/steps.json')) if r['metric'].startswith('step ')]
+assert {r['metric'] for r in rows} >= {'step ATTN_CORE gpu_ms', 'step wait combine gpu_ms'}, rows
+"; then ok; else bad "validate --steps: step tables and rows"; fi
+expect_error 2 'steps.*applies only to --measured' validate --published --steps
+
 # moesim bench runs the built programs it finds; stand-ins record their arguments and write a result file.
 kernels="$work/kernels"
 mkdir -p "$kernels"

@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "moesim/schedules/OpProfile.hpp"
 #include "moesim/schedules/Scenario.hpp"
 
 namespace moesim::schedules {
@@ -41,6 +42,10 @@ struct MeasuredRun {
   double overlap_pct = 0;
   std::optional<double> speedup_vs_regular;
   bool check_passed = true;
+  /// `layer_runner --op-profile on`: the full pass's steps as rank op_profile_rank recorded them (empty when
+  /// the record has no op profile)
+  std::vector<OpProfileStep> op_profile;
+  int op_profile_rank = 0;
 
   /** @brief The config without the schedule: records that share it are one comparison group. */
   std::string config_key() const;
@@ -68,6 +73,7 @@ struct MeasuredComparison {
   double predicted_exposed_ms = 0;
   double predicted_overlap_pct = 0;
   std::optional<double> predicted_speedup;  ///< regular / this, when the file has the config's regular record
+  std::vector<OpProfileStep> predicted_op_profile;  ///< when run.op_profile is not empty (OpProfile.hpp)
   double error_pct() const { return 100.0 * (predicted_ms - run.stack_ms) / run.stack_ms; }
 };
 
