@@ -16,6 +16,10 @@
 #          gemm_attn (the attention projections at 512-8192 tokens, the heuristic's first pick: the rows below
 #          gemm_first's 4096)
 #          power power4 (sustained-load board power and SM clock)
+#          power_overlap (one GPU, ~50 s: an 8192^3 GEMM beside an SM-driven copy of 20 and 8 CTAs against the
+#          two alone, at 10 ms bursts: does a GEMM beside NCCL-like CTAs draw more power per unit of work; and
+#          the GEMM at full, 0.95 and 0.9 duty with 1, 10 and 30 ms bursts: how the burst length moves power
+#          and clock near full duty; three runs: power_overlap_b10, power_overlap_b1, power_overlap_b30)
 #          collectives_hot2 collectives_hot4 collectives_hot8 (NCCL and copy-engine all-to-all with rank 0
 #          receiving / sending twice an even share, beside the even ones: where an uneven all-to-all binds)
 #          nccl_info4 nccl_info8 (NCCL_DEBUG=INFO init log: channels)
@@ -71,6 +75,10 @@ for suite in "$@"; do
     gemm) run gemm "$build/gemm_bench" -w 5 -n 30 -G 64 ;;
     power) run power "$build/power_bench" ;;  # default loads on one GPU, ~45 s
     power4) run power4 "$build/power_bench" -g 4 --loads idle,gemm:8192:8192:8192,gemm:4096:28672:4096,copy,peer,peer:0.5,gemm:8192:8192:8192:0.5 ;;
+    power_overlap)  # 7 + 3 + 2 loads of ~3 s (0.5 s rest + 2.5 s) plus three start-ups: ~50 s on one GPU
+      run power_overlap_b10 "$build/power_bench" --burst_ms 10 --loads idle,gemm:8192:8192:8192,gemm:8192:8192:8192:0.95,gemm:8192:8192:8192:0.9,smcopy:20,gemm+smcopy:8192:8192:8192:20,gemm+smcopy:8192:8192:8192:8
+      run power_overlap_b1 "$build/power_bench" --burst_ms 1 --loads gemm:8192:8192:8192,gemm:8192:8192:8192:0.95,gemm:8192:8192:8192:0.9
+      run power_overlap_b30 "$build/power_bench" --burst_ms 30 --loads gemm:8192:8192:8192,gemm:8192:8192:8192:0.95 ;;
     gemm_first) run gemm_first "$build/gemm_bench" -w 5 -n 30 -G 64 --algos 1 ;;  # the heuristic's first pick, as the layer runner uses
     grouped_gemm) run grouped_gemm "$build/grouped_gemm_bench" -w 3 -n 20 -G 64 ;;
     grouped_gemm_models)  # the layer runner's expert shapes at its EP1/2/4 local expert counts and rows

@@ -6,6 +6,9 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
 
 #include "SyntheticPower.hpp"
 #include "moesim/common/Error.hpp"
@@ -146,6 +149,46 @@ TEST(PowerFit, ModelledPowerReproducesTheSyntheticLoads) {
     EXPECT_NEAR(modelled_power_w(w, l, truth.peak), l.power_w, 1e-9) << l.load;
 }
 
+/** @brief Every fitted number, the source text and the notes are the same, bit for bit. */
+void expect_same_fit(const PowerFit& a, const PowerFit& b) {
+  EXPECT_EQ(a.spec.present, b.spec.present);
+  EXPECT_EQ(a.spec.limit_w, b.spec.limit_w);
+  EXPECT_EQ(a.spec.idle_w, b.spec.idle_w);
+  EXPECT_EQ(a.spec.compute_w_at_peak, b.spec.compute_w_at_peak);
+  EXPECT_EQ(a.spec.hbm_j_per_byte, b.spec.hbm_j_per_byte);
+  EXPECT_EQ(a.spec.link_j_per_byte, b.spec.link_j_per_byte);
+  EXPECT_EQ(a.spec.speed_exponent, b.spec.speed_exponent);
+  EXPECT_EQ(a.spec.clock_rate_exponent, b.spec.clock_rate_exponent);
+  EXPECT_EQ(a.spec.source, b.spec.source);
+  EXPECT_EQ(a.idle_loads, b.idle_loads);
+  EXPECT_EQ(a.uncapped_loads, b.uncapped_loads);
+  EXPECT_EQ(a.capped_loads, b.capped_loads);
+  EXPECT_EQ(a.copy_loads, b.copy_loads);
+  EXPECT_EQ(a.peer_loads, b.peer_loads);
+  EXPECT_EQ(a.speed_exponents, b.speed_exponents);
+  EXPECT_EQ(a.notes, b.notes);
+}
+
+// power_bench's overlap loads (an SM-driven copy alone, and beside a GEMM) have no term in the model:
+// fit_power passes over them, whatever their numbers.
+TEST(PowerFit, SmCopyLoadsDoNotChangeTheFit) {
+  const PowerTruth t;
+  const PowerRun run = synthetic_power_run(t);
+  PowerRun with_overlap = run;
+  PowerLoad both = testing::power_gemm(t, 800e12, 1.0, 0.7 * t.max_clock_hz);  // capped, as a GEMM would be
+  both.kind = "gemm+smcopy";
+  both.load = "gemm+smcopy:8192:8192:8192:20";
+  both.power_w = t.limit_w;
+  with_overlap.loads.push_back(both);
+  PowerLoad copy = testing::power_copy(t, "copy", 450e9, 1.0);
+  copy.kind = "smcopy";
+  copy.load = "smcopy:20";
+  copy.power_w = 400;
+  with_overlap.loads.push_back(copy);
+  expect_same_fit(fit_power({with_overlap}, kPeaks, hw::PowerSpec{}, "[C1]"),
+                  fit_power({run}, kPeaks, hw::PowerSpec{}, "[C1]"));
+}
+
 // The committed H200 run; the bounds come from the hand calculation (idle 124.3 W; duty-0.25 GEMM: 883 W of
 // dynamic power at 798 TF/s, about 1.1 W per TF/s of the 989 TF/s peak; capped 8192^3: gamma 2.5 at full
 // duty, 2.8 at 0.75; copies 436 W / 4.24e12 B/s), not from running this code.
@@ -172,6 +215,51 @@ TEST(PowerFit, TheH200RunGivesTheHandCalculation) {
   EXPECT_EQ(fit.uncapped_loads, 2);  // duty 0.5 (1967 MHz) and 0.25 (1980 MHz)
   EXPECT_EQ(fit.capped_loads, 8);
   EXPECT_EQ(fit.copy_loads, 2);
+}
+
+// The same through the reader: a power.json with gemm+smcopy and smcopy records (as power_bench writes them)
+// is accepted, those loads are dropped with a note, and the fit is exactly that of the file without them.
+TEST(PowerFit, APowerFileWithOverlapLoadsFitsAsWithoutThem) {
+  const std::string path = std::string(MOESIM_CALIBRATION_DATA) + "/2026-11-22-nvidia-h200-power/power.json";
+  std::ifstream in(path);
+  ASSERT_TRUE(in) << path;
+  std::stringstream text;
+  text << in.rdbuf();
+  nlohmann::json doc = nlohmann::json::parse(text.str());
+  doc["results"].push_back(nlohmann::json::parse(R"({
+    "load": "gemm+smcopy:8192:8192:8192:20", "kind": "gemm+smcopy", "gpu": 0, "m": 8192, "n": 8192,
+    "k": 8192, "dtype": "bf16", "bytes": 1073741824.0, "ctas": 20, "target_duty": 1.0, "duty": 0.96,
+    "busy_tflops": 610.5, "first_burst_tflops": 760.2, "copy_rate_GBps": 402.7, "copy_first_burst_GBps": 455.1,
+    "copy_busy_ms": 1391.2, "copy_reps": 3, "sm_clock_mhz": 1402.3, "sm_clock_min_mhz": 1335,
+    "sm_clock_max_mhz": 1500, "power_w": 698.7, "samples": 339, "clock_reasons": "sw_power_cap"})"));
+  doc["results"].push_back(nlohmann::json::parse(R"({
+    "load": "smcopy:20", "kind": "smcopy", "gpu": 0, "bytes": 1073741824.0, "ctas": 20, "target_duty": 1.0,
+    "duty": 0.998, "busy_GBps": 471.3, "first_burst_GBps": 474.0, "sm_clock_mhz": 1980.0,
+    "sm_clock_min_mhz": 1980, "sm_clock_max_mhz": 1980, "power_w": 301.4, "samples": 461,
+    "clock_reasons": "none"})"));
+  BenchResults with_overlap;
+  add_bench_document(doc.dump(1), "power.json", with_overlap);
+  const BenchResults plain = load_bench_results({path});
+  ASSERT_EQ(with_overlap.power.size(), 1u);
+  EXPECT_EQ(with_overlap.power[0].loads.size(), plain.power[0].loads.size());
+  EXPECT_EQ(with_overlap.ignored,
+            (std::vector<std::string>{"power.json: power_bench load gemm+smcopy:8192:8192:8192:20",
+                                      "power.json: power_bench load smcopy:20"}));
+  const std::map<std::string, double> peaks{{"bf16", 989e12}};
+  expect_same_fit(fit_power(with_overlap.power, peaks, hw::PowerSpec{}, "[C2]"),
+                  fit_power(plain.power, peaks, hw::PowerSpec{}, "[C2]"));
+
+  // Any other unknown kind is still an error.
+  doc["results"].back()["kind"] = "smcopies";
+  try {
+    BenchResults out;
+    add_bench_document(doc.dump(1), "power.json", out);
+    ADD_FAILURE() << "an unknown kind was accepted";
+  } catch (const ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("= \"smcopies\": expected idle, gemm, copy or peer"),
+              std::string::npos)
+        << e.what();
+  }
 }
 
 }  // namespace

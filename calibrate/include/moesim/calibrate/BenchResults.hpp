@@ -147,7 +147,9 @@ struct BenchResults {
   std::vector<ContentionCase> contention;
   std::vector<LaunchCase> launch;
   std::vector<PowerRun> power;
-  std::vector<std::string> ignored;  ///< "file: benchmark" of documents calibration has no use for
+  /// "file: benchmark" of documents calibration has no use for, and "file: power_bench load LOAD" of power
+  /// loads it skips (smcopy, gemm+smcopy)
+  std::vector<std::string> ignored;
 };
 
 /**

@@ -25,6 +25,10 @@
  *                        least squares through the origin of P_dyn against 2 · rate
  *   link_j_per_byte      peer loads (every GPU sends and receives the rate at once): least squares through
  *                        the origin of P_dyn − hbm_j_per_byte · 2 · rate against 2 · rate
+ *
+ * Loads of any other kind are not used: power_bench's smcopy and gemm+smcopy (an SM-driven copy alone
+ * and beside a GEMM) are dropped by load_bench_results, and fit_power() selects its loads by kind, so it
+ * skips them too.
  */
 #include <map>
 #include <string>
