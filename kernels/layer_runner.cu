@@ -122,6 +122,7 @@ struct Measured {
   SampleStats stack, compute_only;
   PassSampler::Mean full_nvml, compute_only_nvml;
   std::vector<double> rank_p50;
+  std::vector<double> barrier_wait_p50;  ///< farskip-ce: per rank, host ms waited at copy-engine barriers
   CheckResult check;
   std::vector<std::pair<std::string, OpProfile>> profiles;  ///< (pass, profile) with --op-profile on
 };
@@ -191,12 +192,24 @@ JsonValue record(const RunConfig& c, const Measured& m, const SampleStats& comm_
       v.set("sm_clock_mhz", mean.sm_clock_mhz);
       v.set("power_w", mean.power_w);
       v.set("samples", static_cast<long long>(mean.samples));
+      JsonValue clocks = JsonValue::array(), watts = JsonValue::array();
+      for (double mhz : mean.sm_clock_mhz_per_gpu) clocks.push_back(mhz);
+      for (double w : mean.power_w_per_gpu) watts.push_back(w);
+      v.set("sm_clock_mhz_per_gpu", clocks);
+      v.set("power_w_per_gpu", watts);
       return v;
     };
     JsonValue nvml = JsonValue::object();
     nvml.set("full", pass_json(m.full_nvml));
     nvml.set("compute_only", pass_json(m.compute_only_nvml));
     r.set("nvml_mean", nvml);
+  }
+  if (!m.barrier_wait_p50.empty()) {
+    // Host time each rank's thread waited at the copy-engine barriers of one iteration (median over the
+    // timed iterations): the wait for the last rank's thread, which the symmetric simulation does not see.
+    JsonValue waits = JsonValue::array();
+    for (double v : m.barrier_wait_p50) waits.push_back(v);
+    r.set("ce_barrier_wait_ms_per_rank_p50", waits);
   }
   r.set("comm_only_transport", m.kind == ScheduleKind::FARSKIP_CE ? "copy_engine" : "nccl");
   const double exposed = m.stack.p50 - m.compute_only.p50;
@@ -257,6 +270,13 @@ Measurements measure(Stack& stack, const RunConfig& c, bool runs_copy_engine, co
     const std::vector<Step>& steps = passes[2 * s].steps;
     m.stack = summarize(full.stack_ms());
     for (int r = 0; r < c.gpus; ++r) m.rank_p50.push_back(summarize(full.rank_ms(r)).p50);
+    if (m.kind == ScheduleKind::FARSKIP_CE) {
+      for (int r = 0; r < c.gpus; ++r) {
+        std::vector<double> waits;
+        for (const auto& ranks : full.barrier_wait_ms) waits.push_back(ranks.at(static_cast<std::size_t>(r)));
+        m.barrier_wait_p50.push_back(summarize(waits).p50);
+      }
+    }
     m.compute_only = summarize(times[2 * s + 1].stack_ms());
     m.full_nvml = full.nvml;
     m.compute_only_nvml = times[2 * s + 1].nvml;

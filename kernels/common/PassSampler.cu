@@ -15,6 +15,9 @@ PassSampler::PassSampler(std::vector<std::string> bus_ids, std::size_t passes, u
       clock_min_(passes, 0),
       clock_max_(passes, 0),
       reasons_(passes, 0),
+      gpu_clock_sum_(passes, std::vector<double>(bus_ids_.size(), 0.0)),
+      gpu_power_sum_(passes, std::vector<double>(bus_ids_.size(), 0.0)),
+      gpu_count_(passes, std::vector<std::size_t>(bus_ids_.size(), 0)),
       thread_([this] { loop(); }) {}
 
 PassSampler::~PassSampler() {
@@ -30,7 +33,8 @@ void PassSampler::loop() {
   while (running_) {
     const std::size_t pass = pass_;
     if (pass < count_.size()) {
-      for (const std::string& bus : bus_ids_) {
+      for (std::size_t g = 0; g < bus_ids_.size(); ++g) {
+        const std::string& bus = bus_ids_[g];
         const GpuClocks clocks = read_clocks(bus);
         if (clocks.sm_mhz == 0) continue;  // no NVML: no sample
         const unsigned milliwatts = read_power_mw(bus);
@@ -42,6 +46,9 @@ void PassSampler::loop() {
         clock_max_[pass] = std::max(clock_max_[pass], clocks.sm_mhz);
         reasons_[pass] |= reasons;
         ++count_[pass];
+        gpu_clock_sum_[pass][g] += clocks.sm_mhz;
+        gpu_power_sum_[pass][g] += milliwatts / 1000.0;
+        ++gpu_count_[pass][g];
       }
     }
     std::this_thread::sleep_for(std::chrono::microseconds(period_us_));
@@ -54,7 +61,13 @@ std::vector<PassSampler::Mean> PassSampler::means() {
   for (std::size_t p = 0; p < count_.size(); ++p) {
     if (count_[p] == 0) continue;
     const auto n = static_cast<double>(count_[p]);
-    result[p] = {clock_sum_[p] / n, power_sum_[p] / n, count_[p], clock_min_[p], clock_max_[p], reasons_[p]};
+    result[p] = {clock_sum_[p] / n, power_sum_[p] / n, count_[p], clock_min_[p],
+                 clock_max_[p],     reasons_[p],       {},        {}};
+    for (std::size_t g = 0; g < bus_ids_.size(); ++g) {
+      const auto k = static_cast<double>(std::max<std::size_t>(gpu_count_[p][g], 1));
+      result[p].sm_clock_mhz_per_gpu.push_back(gpu_clock_sum_[p][g] / k);
+      result[p].power_w_per_gpu.push_back(gpu_power_sum_[p][g] / k);
+    }
   }
   return result;
 }

@@ -21,6 +21,9 @@ class PassSampler {
     std::size_t samples = 0;
     unsigned min_sm_clock_mhz = 0, max_sm_clock_mhz = 0;
     unsigned long long clock_reasons = 0;  ///< NVML clock event reason bits seen in any sample (OR)
+    /// The same means GPU by GPU, in the order of the bus ids: under a power cap GPUs of one model settle at
+    /// different clocks, and a synchronous collective waits for the slowest
+    std::vector<double> sm_clock_mhz_per_gpu, power_w_per_gpu;
   };
 
   /** @brief Starts sampling `bus_ids` every `period_us` for `passes` passes (none current yet). */
@@ -47,6 +50,8 @@ class PassSampler {
   std::vector<std::size_t> count_;
   std::vector<unsigned> clock_min_, clock_max_;
   std::vector<unsigned long long> reasons_;
+  std::vector<std::vector<double>> gpu_clock_sum_, gpu_power_sum_;  ///< [pass][gpu]
+  std::vector<std::vector<std::size_t>> gpu_count_;
   std::thread thread_;
 };
 

@@ -65,6 +65,7 @@ Stack::Stack(const RunConfig& config, const std::vector<int>& devices,
   world_.comms.resize(static_cast<std::size_t>(config.gpus));
   NCCL_CHECK(ncclCommInitAll(world_.comms.data(), config.gpus, devices_.data()));
   world_.barrier = barrier_.get();
+  world_.barrier_wait_ms.assign(static_cast<std::size_t>(config.gpus), 0.0);
   for (int r = 0; r < config.gpus; ++r) runners_.push_back(std::make_unique<RankRunner>(config, world_, r));
 }
 
@@ -118,6 +119,10 @@ std::vector<PassTimes> Stack::time_passes(const std::vector<PassSpec>& passes, P
   std::vector<std::string> bus_ids;
   for (int device : devices_) bus_ids.push_back(describe_gpu(device).pci_bus_id);
   PassSampler sampler(bus_ids, count);
+  // waits[p][i][r]: rank r's copy-engine barrier waits in iteration i of pass p.
+  std::vector<std::vector<std::vector<double>>> waits(
+      count, std::vector<std::vector<double>>(per_pass,
+                                              std::vector<double>(static_cast<std::size_t>(config_.gpus))));
   on_every_rank([&](int r) {
     RankRunner& runner = *runners_[static_cast<std::size_t>(r)];
     runner.set_identity_experts(false);
@@ -131,8 +136,11 @@ std::vector<PassTimes> Stack::time_passes(const std::vector<PassSpec>& passes, P
       if (r == 0) sampler.set_pass(p);
       barrier_->arrive_and_wait();  // every rank starts the iteration together
       timeline.record_start(i, compute);
+      double& waited = world_.barrier_wait_ms[static_cast<std::size_t>(r)];
+      const double waited_before = waited;
       run_iteration(r, passes[p].steps);
       timeline.record_end(i, compute);
+      waits[p][i][static_cast<std::size_t>(r)] = waited - waited_before;
     }
     CUDA_CHECK(cudaDeviceSynchronize());
     if (r == 0) sampler.set_pass(PassSampler::kNoPass);
@@ -146,6 +154,7 @@ std::vector<PassTimes> Stack::time_passes(const std::vector<PassSpec>& passes, P
       std::vector<double> per_rank;
       for (const auto& t : timelines[p]) per_rank.push_back(t->elapsed_ms(i));
       result[p].ms.push_back(per_rank);
+      result[p].barrier_wait_ms.push_back(waits[p][i]);
     }
   }
   return result;

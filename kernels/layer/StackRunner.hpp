@@ -16,6 +16,9 @@ namespace moesim::kernels::layer {
 /** @brief Per-iteration milliseconds of one pass: [iteration][rank]. */
 struct PassTimes {
   std::vector<std::vector<double>> ms;
+  /// [iteration][rank]: host ms the rank's thread waited at copy-engine barriers in the iteration (0 for
+  /// NCCL)
+  std::vector<std::vector<double>> barrier_wait_ms;
   PassSampler::Mean nvml;  ///< SM clock and board power over its iterations (warm-up included), all GPUs
   /** @brief Iteration time = the slowest rank's. */
   std::vector<double> stack_ms() const;

@@ -1,3 +1,4 @@
+#include <chrono>
 #include <numeric>
 #include <thread>
 
@@ -74,7 +75,10 @@ void copy_engine_alltoall(World& world, int r, Comm comm, std::size_t slot, std:
     CUDA_CHECK(cudaStreamWaitEvent(s.comm, s.copy_done[d], 0));
   }
   CUDA_CHECK(cudaEventRecord(s.sent[event], s.comm));
+  const auto arrived = std::chrono::steady_clock::now();
   world.barrier->arrive_and_wait();  // every sender's `sent` is recorded before anyone waits on it
+  world.barrier_wait_ms[static_cast<std::size_t>(r)] +=
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - arrived).count();
   for (std::size_t src = 0; src < world.ranks.size(); ++src) {
     if (static_cast<int>(src) == r || (*mine.recv_rows)[src] == 0) continue;
     CUDA_CHECK(cudaStreamWaitEvent(s.comm, world.ranks[src]->sent[event], 0));

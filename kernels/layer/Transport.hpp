@@ -56,6 +56,9 @@ struct World {
   std::vector<RankState*> ranks;
   std::vector<ncclComm_t> comms;
   SpinBarrier* barrier = nullptr;
+  /// Per rank: host ms its thread has waited at copy-engine barriers for the other ranks' threads (each
+  /// rank's thread adds to its own entry only)
+  std::vector<double> barrier_wait_ms;
 };
 
 /** @brief One rank's side of an all-to-all: where rows leave from and land, per peer. */
