@@ -321,6 +321,24 @@ TEST(Calibrator, MemoryKernelSlowdownFromRmsnormRuns) {
   EXPECT_DOUBLE_EQ(calibrate(base_profile(), in).profile.contention.memory_slowdown_with_comm, 1.0);
 }
 
+TEST(Calibrator, BlasCallCostFromCallsWithTheirOwnOperandsWhenMeasured) {
+  // gemm_bench repeats one GEMM on the same operands: host 7, 8 and 9 us per call, median 8. launch_bench's
+  // eager_host_gemm gives each call its own weights, as a layer does: 9.8, 9.0 and 9.4 us over three runs,
+  // median 9.4; it is preferred when present.
+  CalibrationInputs in = inputs();
+  const double host[] = {7e-6, 8e-6, 9e-6};
+  for (std::size_t i = 0; i < 3; ++i) in.bench.gemm[i].host_s = host[i];
+  EXPECT_DOUBLE_EQ(calibrate(base_profile(), in).profile.gpu.blas_call_overhead_s, 8e-6);
+  for (double t : {9.8e-6, 9.0e-6, 9.4e-6}) in.bench.launch.push_back({"eager_host_gemm", t});
+  const hw::HwProfile p = calibrate(base_profile(), in).profile;
+  EXPECT_DOUBLE_EQ(p.gpu.blas_call_overhead_s, 9.4e-6);
+  EXPECT_NE(p.gpu.source.find(
+                "blas_call_overhead_us = 9.4 us, the median over 3 launch_bench runs of eager_host_gemm"),
+            std::string::npos)
+      << p.gpu.source;
+  EXPECT_NE(p.gpu.source.find("same operands, median of 5): 8 us."), std::string::npos) << p.gpu.source;
+}
+
 TEST(Calibrator, SameInputsSameText) {
   EXPECT_EQ(profile_text(calibrate(base_profile(), inputs()).profile),
             profile_text(calibrate(base_profile(), inputs()).profile));

@@ -25,6 +25,7 @@ router=data/calibration/2026-11-22-nvidia-h200-x4-router  # the runner's top-k a
 h100ra=data/calibration/2026-11-22-nvidia-h100-router-attn  # attention projections at 512-8192 tokens; router alone
 h200ra=data/calibration/2026-11-22-nvidia-h200-router-attn
 x8=data/calibration/2026-11-22-nvidia-h200-x8  # collectives and contention on 8 GPUs
+launch24=data/calibration/2026-11-24-nvidia-h200-launch  # launch_bench again: a second eager_host_gemm
 rm -f "$out/h100.calibrated.json" "$out/h200.calibrated.json"
 "$moesim" calibrate --base hwprofiles/profiles/h100.json --out "$out/h100.calibrated.json" \
   --from data/calibration/2026-11-21-nvidia-h100-gemm/gemm_first.json $h100ra/gemm_attn.json $h100/grouped_gemm.json $h100/attention.json $h100/torch_sdpa.json $h100/memory.json \
@@ -35,7 +36,7 @@ rm -f "$out/h100.calibrated.json" "$out/h200.calibrated.json"
          $x8/contention8.json \
          $h200/contention4_priority.json $hbm/contention2.json $sizes/contention4_gemm_*.json \
          $h200ra/router1_topk_*.json $router/contention4_topk_*.json $router/contention4_norm*.json $h200/launch.json $h200/launch_call2.json $held/launch.json \
-         $eager/launch.json
+         $eager/launch.json $launch24/launch.json
 
 if [[ "$check" == "--check" ]]; then
   status=0
