@@ -64,15 +64,21 @@ std::vector<schedules::ValidationRow> measured_rows(const std::vector<schedules:
   return rows;
 }
 
+/** The step named `name` in `steps`, or nullptr. */
+const schedules::OpProfileStep* find_step(const std::vector<schedules::OpProfileStep>& steps,
+                                          const std::string& name) {
+  auto it = std::find_if(steps.begin(), steps.end(), [&](const auto& s) { return s.step == name; });
+  return it == steps.end() ? nullptr : &*it;
+}
+
 /** --steps rows: every op-profile step's GPU time, measured and predicted. */
 std::vector<schedules::ValidationRow> step_rows(const std::vector<schedules::MeasuredComparison>& cs) {
   std::vector<schedules::ValidationRow> rows;
   for (const auto& c : cs) {
     for (const auto& m : c.run.op_profile) {
-      double predicted = 0;
-      for (const auto& p : c.predicted_op_profile) predicted += p.step == m.step ? p.gpu_ms : 0.0;
+      const schedules::OpProfileStep* p = find_step(c.predicted_op_profile, m.step);
       rows.push_back({"measured " + c.run.device + " op profile", c.run.label(), "step " + m.step + " gpu_ms",
-                      m.gpu_ms, predicted});
+                      m.gpu_ms, p ? p->gpu_ms : 0.0});
     }
   }
   return rows;
@@ -95,8 +101,7 @@ void print_steps(const std::vector<schedules::MeasuredComparison>& cs) {
                                gpu_measured, gpu_predicted, diff, host_measured, host_predicted);
     };
     for (const auto& m : c.run.op_profile) {
-      const schedules::OpProfileStep* p = nullptr;
-      for (const auto& q : c.predicted_op_profile) p = q.step == m.step ? &q : p;
+      const schedules::OpProfileStep* p = find_step(c.predicted_op_profile, m.step);
       const double gpu = p ? p->gpu_ms : 0.0, host = p ? p->host_ms : 0.0;
       line(m.step, m.count, fmt::format("{:.3f}", m.gpu_ms), gpu, fmt::format("{:+.3f}", gpu - m.gpu_ms),
            fmt::format("{:.3f}", m.host_ms), host);
@@ -104,9 +109,7 @@ void print_steps(const std::vector<schedules::MeasuredComparison>& cs) {
       predicted_sum += gpu;
     }
     for (const auto& p : c.predicted_op_profile) {
-      const bool measured = std::any_of(c.run.op_profile.begin(), c.run.op_profile.end(),
-                                        [&](const schedules::OpProfileStep& m) { return m.step == p.step; });
-      if (measured) continue;
+      if (find_step(c.run.op_profile, p.step)) continue;  // printed with the measured steps
       line(p.step, p.count, "-", p.gpu_ms, "-", "-", p.host_ms);
       predicted_sum += p.gpu_ms;
     }

@@ -172,22 +172,41 @@ Load parse_load(const std::string& text) {
   throw ArgError("--loads: '" + text + "': expected " + kLoadForms);
 }
 
+/** @brief One stream's bursts: events around the burst in flight, and what the timed bursts add up to. */
+struct BurstClock {
+  cudaEvent_t start = nullptr, end = nullptr;
+  double busy_ms = 0, work = 0, first_burst_ms = 0;
+
+  void reset() { busy_ms = work = first_burst_ms = 0; }
+  /** @brief Waits for the burst between start and end; returns its ms, credited as the first burst and
+   * (when measuring) to the busy time with `burst_work`. */
+  double finish(bool first, bool measuring, double burst_work) {
+    CUDA_CHECK(cudaEventSynchronize(end));
+    float ms = 0;
+    CUDA_CHECK(cudaEventElapsedTime(&ms, start, end));
+    if (first) first_burst_ms = ms;
+    if (measuring) {
+      busy_ms += ms;
+      work += burst_work;
+    }
+    return ms;
+  }
+};
+
 /** @brief One GPU's buffers and streams for the current load. */
 struct GpuSlot {
   int device = 0;
   cudaStream_t stream = nullptr;
-  cudaEvent_t start = nullptr, end = nullptr;
+  BurstClock clock;
   DeviceBuffer a, b, y, workspace;
   std::unique_ptr<LtHandle> blas;  ///< per GPU: a cuBLASLt handle belongs to the device it was made on
   std::unique_ptr<LtMatmul> matmul;
   int reps = 1;  ///< operations per burst
-  double busy_ms = 0, work = 0, first_burst_ms = 0;
   // gemm+smcopy: the copy beside the GEMM, on its own stream with its own events and buffers.
   cudaStream_t copy_stream = nullptr;
-  cudaEvent_t copy_start = nullptr, copy_end = nullptr;
+  BurstClock copy_clock;
   DeviceBuffer copy_a, copy_y;
   int copy_reps = 1;  ///< copies per burst
-  double copy_busy_ms = 0, copy_work = 0, copy_first_burst_ms = 0;
 };
 
 double seconds_since(std::chrono::steady_clock::time_point start) {
@@ -225,10 +244,10 @@ class PowerBench {
       CUDA_CHECK(cudaSetDevice(device));
       CUDA_CHECK(cudaStreamCreateWithFlags(&slot.stream, cudaStreamNonBlocking));
       CUDA_CHECK(cudaStreamCreateWithFlags(&slot.copy_stream, cudaStreamNonBlocking));
-      CUDA_CHECK(cudaEventCreate(&slot.start));
-      CUDA_CHECK(cudaEventCreate(&slot.end));
-      CUDA_CHECK(cudaEventCreate(&slot.copy_start));
-      CUDA_CHECK(cudaEventCreate(&slot.copy_end));
+      CUDA_CHECK(cudaEventCreate(&slot.clock.start));
+      CUDA_CHECK(cudaEventCreate(&slot.clock.end));
+      CUDA_CHECK(cudaEventCreate(&slot.copy_clock.start));
+      CUDA_CHECK(cudaEventCreate(&slot.copy_clock.end));
       slots_.push_back(std::move(slot));
     }
     JsonValue limits = JsonValue::array();
@@ -261,10 +280,10 @@ class PowerBench {
       (void)cudaSetDevice(slot.device);
       slot.matmul.reset();
       slot.blas.reset();
-      (void)cudaEventDestroy(slot.start);
-      (void)cudaEventDestroy(slot.end);
-      (void)cudaEventDestroy(slot.copy_start);
-      (void)cudaEventDestroy(slot.copy_end);
+      (void)cudaEventDestroy(slot.clock.start);
+      (void)cudaEventDestroy(slot.clock.end);
+      (void)cudaEventDestroy(slot.copy_clock.start);
+      (void)cudaEventDestroy(slot.copy_clock.end);
       (void)cudaStreamDestroy(slot.stream);
       (void)cudaStreamDestroy(slot.copy_stream);
     }
@@ -298,8 +317,8 @@ class PowerBench {
     for (std::size_t g = 0; g < slots_.size(); ++g) {
       GpuSlot& slot = slots_[g];
       CUDA_CHECK(cudaSetDevice(slot.device));
-      slot.busy_ms = slot.work = slot.first_burst_ms = 0;
-      slot.copy_busy_ms = slot.copy_work = slot.copy_first_burst_ms = 0;
+      slot.clock.reset();
+      slot.copy_clock.reset();
       slot.copy_reps = 1;
       if (gemm_rate(load.kind)) {
         // Random operands: all-zero data draws less power and would inflate the clock.
@@ -330,25 +349,25 @@ class PowerBench {
     for (GpuSlot& slot : slots_) {
       CUDA_CHECK(cudaSetDevice(slot.device));
       issue(load, slot, 1);
-      CUDA_CHECK(cudaEventRecord(slot.start, slot.stream));
+      CUDA_CHECK(cudaEventRecord(slot.clock.start, slot.stream));
       issue(load, slot, 1);
-      CUDA_CHECK(cudaEventRecord(slot.end, slot.stream));
+      CUDA_CHECK(cudaEventRecord(slot.clock.end, slot.stream));
       if (side_copy) {
         issue_side_copy(load, slot, 1, slot.stream);
-        CUDA_CHECK(cudaEventRecord(slot.copy_start, slot.stream));
+        CUDA_CHECK(cudaEventRecord(slot.copy_clock.start, slot.stream));
         issue_side_copy(load, slot, 1, slot.stream);
-        CUDA_CHECK(cudaEventRecord(slot.copy_end, slot.stream));
+        CUDA_CHECK(cudaEventRecord(slot.copy_clock.end, slot.stream));
       }
     }
     for (GpuSlot& slot : slots_) {
-      CUDA_CHECK(cudaEventSynchronize(slot.end));
+      CUDA_CHECK(cudaEventSynchronize(slot.clock.end));
       float ms = 0;
-      CUDA_CHECK(cudaEventElapsedTime(&ms, slot.start, slot.end));
+      CUDA_CHECK(cudaEventElapsedTime(&ms, slot.clock.start, slot.clock.end));
       slot.reps = std::max(1, static_cast<int>(options_.burst_ms / std::max(ms, 1e-3f)));
       if (side_copy) {
-        CUDA_CHECK(cudaEventSynchronize(slot.copy_end));
+        CUDA_CHECK(cudaEventSynchronize(slot.copy_clock.end));
         float copy_ms = 0;
-        CUDA_CHECK(cudaEventElapsedTime(&copy_ms, slot.copy_start, slot.copy_end));
+        CUDA_CHECK(cudaEventElapsedTime(&copy_ms, slot.copy_clock.start, slot.copy_clock.end));
         const double gemm_burst_ms = static_cast<double>(ms) * slot.reps;
         slot.copy_reps = std::max(1, static_cast<int>(std::lround(gemm_burst_ms / std::max(copy_ms, 1e-3f))));
         if (copy_ms > 1.5 * gemm_burst_ms) {
@@ -421,35 +440,20 @@ class PowerBench {
       for (GpuSlot& slot : slots_) {
         CUDA_CHECK(cudaSetDevice(slot.device));
         if (side_copy) {  // the copies first: their launches are quick, so both streams start together
-          CUDA_CHECK(cudaEventRecord(slot.copy_start, slot.copy_stream));
+          CUDA_CHECK(cudaEventRecord(slot.copy_clock.start, slot.copy_stream));
           issue_side_copy(load, slot, slot.copy_reps, slot.copy_stream);
-          CUDA_CHECK(cudaEventRecord(slot.copy_end, slot.copy_stream));
+          CUDA_CHECK(cudaEventRecord(slot.copy_clock.end, slot.copy_stream));
         }
-        CUDA_CHECK(cudaEventRecord(slot.start, slot.stream));
+        CUDA_CHECK(cudaEventRecord(slot.clock.start, slot.stream));
         issue(load, slot, slot.reps);
-        CUDA_CHECK(cudaEventRecord(slot.end, slot.stream));
+        CUDA_CHECK(cudaEventRecord(slot.clock.end, slot.stream));
       }
       double longest_ms = 0;
       for (GpuSlot& slot : slots_) {
-        CUDA_CHECK(cudaEventSynchronize(slot.end));
-        float ms = 0;
-        CUDA_CHECK(cudaEventElapsedTime(&ms, slot.start, slot.end));
-        longest_ms = std::max(longest_ms, static_cast<double>(ms));
-        if (first) slot.first_burst_ms = ms;
-        if (measuring) {
-          slot.busy_ms += ms;
-          slot.work += work_per_op(load) * slot.reps;
-        }
+        longest_ms = std::max(longest_ms, slot.clock.finish(first, measuring, work_per_op(load) * slot.reps));
         if (side_copy) {
-          CUDA_CHECK(cudaEventSynchronize(slot.copy_end));
-          float copy_ms = 0;
-          CUDA_CHECK(cudaEventElapsedTime(&copy_ms, slot.copy_start, slot.copy_end));
-          longest_ms = std::max(longest_ms, static_cast<double>(copy_ms));
-          if (first) slot.copy_first_burst_ms = copy_ms;
-          if (measuring) {
-            slot.copy_busy_ms += copy_ms;
-            slot.copy_work += static_cast<double>(options_.copy_bytes) * slot.copy_reps;
-          }
+          const double copy_work = static_cast<double>(options_.copy_bytes) * slot.copy_reps;
+          longest_ms = std::max(longest_ms, slot.copy_clock.finish(first, measuring, copy_work));
         }
       }
       first = false;
@@ -465,13 +469,14 @@ class PowerBench {
     for (std::size_t g = 0; g < slots_.size(); ++g) {
       const GpuSlot& slot = slots_[g];
       const PassSampler::Mean mean = samplers_[g]->means()[index];
-      const double duty = load.kind == LoadKind::IDLE ? 0.0 : slot.busy_ms / (options_.measure * 1e3);
+      const double duty = load.kind == LoadKind::IDLE ? 0.0 : slot.clock.busy_ms / (options_.measure * 1e3);
       const bool flops = gemm_rate(load.kind);
       const double scale = flops ? 1e12 : 1e9;
-      const double rate = slot.busy_ms > 0 ? slot.work / (slot.busy_ms * 1e-3) / scale : 0.0;
-      const double first_rate = slot.first_burst_ms > 0
-                                    ? work_per_op(load) * slot.reps / (slot.first_burst_ms * 1e-3) / scale
-                                    : 0.0;
+      const double rate =
+          slot.clock.busy_ms > 0 ? slot.clock.work / (slot.clock.busy_ms * 1e-3) / scale : 0.0;
+      const double first_rate = slot.clock.first_burst_ms > 0 ? work_per_op(load) * slot.reps /
+                                                                    (slot.clock.first_burst_ms * 1e-3) / scale
+                                                              : 0.0;
       const std::string unit = load.kind == LoadKind::IDLE ? "" : (flops ? "TFLOP/s" : "GB/s");
       const std::string reasons = clock_reason_names(mean.clock_reasons);
       session_.log().add_row(
@@ -485,7 +490,7 @@ class PowerBench {
                                std::to_string(load.ctas) + " CTAs, " + std::to_string(slot.copy_reps) +
                                " per burst) " + format_fixed(copy.rate_GBps, 1) + " GB/s while busy, first " +
                                format_fixed(copy.first_GBps, 1) + " GB/s, busy " +
-                               format_fixed(slot.copy_busy_ms, 1) + " ms of the measured window");
+                               format_fixed(slot.copy_clock.busy_ms, 1) + " ms of the measured window");
       }
     }
   }
@@ -497,10 +502,11 @@ class PowerBench {
   /** @brief gemm+smcopy: the side copy's GB/s while its stream was busy, and in the first burst. */
   CopyRates copy_rates(const GpuSlot& slot) const {
     CopyRates c;
-    if (slot.copy_busy_ms > 0) c.rate_GBps = slot.copy_work / (slot.copy_busy_ms * 1e-3) / 1e9;
-    if (slot.copy_first_burst_ms > 0) {
-      c.first_GBps =
-          static_cast<double>(options_.copy_bytes) * slot.copy_reps / (slot.copy_first_burst_ms * 1e-3) / 1e9;
+    if (slot.copy_clock.busy_ms > 0)
+      c.rate_GBps = slot.copy_clock.work / (slot.copy_clock.busy_ms * 1e-3) / 1e9;
+    if (slot.copy_clock.first_burst_ms > 0) {
+      c.first_GBps = static_cast<double>(options_.copy_bytes) * slot.copy_reps /
+                     (slot.copy_clock.first_burst_ms * 1e-3) / 1e9;
     }
     return c;
   }
@@ -530,7 +536,7 @@ class PowerBench {
       const CopyRates copy = copy_rates(slot);
       r.set("copy_rate_GBps", copy.rate_GBps);
       r.set("copy_first_burst_GBps", copy.first_GBps);
-      r.set("copy_busy_ms", slot.copy_busy_ms);
+      r.set("copy_busy_ms", slot.copy_clock.busy_ms);
       r.set("copy_reps", slot.copy_reps);
     }
     r.set("sm_clock_mhz", mean.sm_clock_mhz);
