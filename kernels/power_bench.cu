@@ -106,28 +106,28 @@ double parse_duty(const std::string& text, const std::string& load) {
   return duty;
 }
 
-std::int64_t parse_dimension(const std::string& text, const std::string& load) {
+/** @brief `text` as a positive integer, or 0 when it is not one. */
+long long positive_integer(const std::string& text) {
   std::size_t used = 0;
   long long value = 0;
   try {
     value = std::stoll(text, &used);
   } catch (const std::exception&) {
-    used = 0;
+    return 0;
   }
-  if (used != text.size() || value <= 0)
+  return used == text.size() && value > 0 ? value : 0;
+}
+
+std::int64_t parse_dimension(const std::string& text, const std::string& load) {
+  const long long value = positive_integer(text);
+  if (value == 0)
     throw ArgError("--loads: '" + load + "': dimension '" + text + "' is not a positive integer");
   return value;
 }
 
 int parse_ctas(const std::string& text, const std::string& load) {
-  std::size_t used = 0;
-  long long value = 0;
-  try {
-    value = std::stoll(text, &used);
-  } catch (const std::exception&) {
-    used = 0;
-  }
-  if (used != text.size() || value <= 0 || value > INT_MAX) {
+  const long long value = positive_integer(text);
+  if (value == 0 || value > INT_MAX) {
     throw ArgError("--loads: '" + load + "': CTAS '" + text + "' is not a positive integer (at most " +
                    std::to_string(INT_MAX) + "); expected " + kLoadForms);
   }
