@@ -330,13 +330,16 @@ std::vector<KernelCost> layer_op_kernels(const ModelSpec& spec, LayerOp op, Pass
             context.norm_extra_inputs >= 0)
       << "negative size in OpContext for " << to_string(op);
   KernelList list(op, context.dtype);
+  std::vector<KernelCost> kernels;
   if (op == LayerOp::ATTN_CORE) {
     attention_core_kernels(spec, pass, context, list);
-    return std::move(list.kernels());
+    kernels = std::move(list.kernels());
+  } else {
+    forward_kernels(spec, op, context, list);
+    kernels = pass == Pass::FORWARD ? std::move(list.kernels()) : backward_kernels(list.kernels(), pass);
   }
-  forward_kernels(spec, op, context, list);
-  if (pass == Pass::FORWARD) return std::move(list.kernels());
-  return backward_kernels(list.kernels(), pass);
+  for (KernelCost& kernel : kernels) kernel.backward = pass != Pass::FORWARD;
+  return kernels;
 }
 
 std::string to_string(LayerOp op) {

@@ -25,11 +25,6 @@ std::string label_of(const SimulationResult& r) {
   return label;
 }
 
-bool is_backward(const std::string& name) {
-  return name.find(".dgrad") != std::string::npos || name.find(".wgrad") != std::string::npos ||
-         name.find(".bwd") != std::string::npos;
-}
-
 /** The middle MoE layer of the forward pass, and the time window its ops span. */
 struct Window {
   int layer = -1;
@@ -43,12 +38,11 @@ Window layer_window(const SimulationResult& r) {
   }
   Window w;
   w.layer = moe.empty() ? r.layers / 2 : moe[moe.size() / 2];
-  const std::string prefix = "L" + std::to_string(w.layer) + ".";
   bool first = true;
   const auto& ops = r.program->ops();
   for (std::size_t i = 0; i < ops.size(); ++i) {
-    if (ops[i].rank != r.program->simulated_ranks().front() || ops[i].name.rfind(prefix, 0) != 0 ||
-        is_backward(ops[i].name) || ops[i].kind == sim::OpKind::HOST) {
+    if (ops[i].rank != r.program->simulated_ranks().front() || ops[i].origin.layer != w.layer ||
+        ops[i].origin.backward || ops[i].kind == sim::OpKind::HOST) {
       continue;
     }
     const auto& t = r.run.ops[i];
@@ -90,7 +84,6 @@ std::string gantt_svg(const SimulationResult& r, int max_ranks) {
   svg << fmt::format(
       R"(<text x="{}" y="14" class="caption">layer {} (forward), {:.3f} ms window; faded: neighbouring layers</text>)",
       label_w, w.layer, span / 1e6);
-  const std::string prefix = "L" + std::to_string(w.layer) + ".";
   for (std::size_t li = 0; li < lanes.size(); ++li) {
     const Lane& lane = lanes[li];
     const int y = top + static_cast<int>(li) * lane_h;
@@ -128,7 +121,7 @@ std::string gantt_svg(const SimulationResult& r, int max_ranks) {
       }
       double x0 = label_w + (std::max(b, w.begin) - w.begin) / span * plot_w;
       double x1 = label_w + (std::min(e, w.end) - w.begin) / span * plot_w;
-      bool own = op.name.rfind(prefix, 0) == 0;
+      const bool own = op.origin.layer == w.layer;
       svg << fmt::format(
           R"(<rect x="{:.1f}" y="{}" width="{:.1f}" height="{}" fill="{}" opacity="{}"><title>{} ({:.1f} us)</title></rect>)",
           x0, y + 1, std::max(0.5, x1 - x0), lane_h - 4, category_color(category), own ? "1" : "0.35",

@@ -33,8 +33,7 @@ sim::KernelWork kernel_work(const hw::HwProfile& hw, const models::KernelCost& c
   if (cost.bytes > 0) w.memory_ns = cost.bytes / (hw.gpu.hbm_bw_Bps * hw.memory_efficiency(cost.bytes)) * 1e9;
   const auto& g = cost.gemm;
   double rate = 0;
-  const auto pass = cost.name.find(".dgrad") != std::string::npos ? hw::AttentionPass::BACKWARD
-                                                                  : hw::AttentionPass::FORWARD;
+  const auto pass = cost.backward ? hw::AttentionPass::BACKWARD : hw::AttentionPass::FORWARD;
   switch (cost.kind) {
     case KernelClass::GEMM:
       rate = hw.achieved_gemm_flops(dt, g.m, g.n, g.k);

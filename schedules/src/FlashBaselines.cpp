@@ -66,7 +66,7 @@ class Emitter {
     for (const auto& k : list) {
       std::erase(deps, NO_OP);
       last = prog_.add_kernel(r, 0, "L0." + k.name, cat, kernel_work(s_.hw, k, s_.workload.dtype),
-                              launch_ns(s_.hw), last == NO_OP ? deps : std::vector<OpId>{});
+                              launch_ns(s_.hw), last == NO_OP ? deps : std::vector<OpId>{}, {0, false, cat});
       if (r == 0) flops0 += k.flops;
       ++count[static_cast<std::size_t>(r)];
     }
@@ -98,7 +98,8 @@ class Emitter {
     }
     std::erase(deps, NO_OP);
     ++count[static_cast<std::size_t>(r)];
-    return prog_.add_collective_member(it->second, r, 1, cat, launch_ns(s_.hw), std::move(deps));
+    return prog_.add_collective_member(it->second, r, 1, cat, launch_ns(s_.hw), std::move(deps),
+                                       {0, false, cat});
   }
 
   std::vector<int> count;  ///< GPU ops launched per rank
@@ -206,7 +207,9 @@ class BaselineBuilder {
   void prelude(int r) {
     prog_->set_streams(r, {"compute", "comm"});
     OpId g = em_.op(r, LayerOp::GATE, context(s_, p_, r, -1), "gate", {});
-    if (b_.host_sync) prog_->add_host_op(r, "L0.split_sizes_to_host", "host_sync", launch_ns(s_.hw), {g});
+    if (b_.host_sync)
+      prog_->add_host_op(r, "L0.split_sizes_to_host", "host_sync", launch_ns(s_.hw), {g},
+                         {0, false, "split_sizes_to_host"});
     pre_[at(r)] = em_.op(r, LayerOp::PERMUTE, context(s_, p_, r, -1), "permute", {g});
   }
 
@@ -233,7 +236,7 @@ class BaselineBuilder {
       for (int dst = 0; dst < p_.ep; ++dst)
         in[at(dst)].push_back(prog_->add_transfer(src, dst, "L0.dispatch.copy", "dispatch",
                                                   bytes[at(src)][at(dst)], sim::Transport::COPY_ENGINE,
-                                                  latency, {pre_[at(src)]}));
+                                                  latency, {pre_[at(src)]}, {0, false, "dispatch"}));
     }
     std::vector<OpId> done(at(p_.ep));
     for (int r : ranks()) done[at(r)] = experts(r, -1, in[at(r)]);
@@ -241,7 +244,7 @@ class BaselineBuilder {
       for (int dst = 0; dst < p_.ep; ++dst)
         home_[at(src)].push_back(prog_->add_transfer(dst, src, "L0.combine.copy", "combine",
                                                      bytes[at(src)][at(dst)], sim::Transport::COPY_ENGINE,
-                                                     latency, {done[at(dst)]}));
+                                                     latency, {done[at(dst)]}, {0, false, "combine"}));
     }
   }
 

@@ -196,21 +196,23 @@ class FoldEmitter {
     return c;
   }
 
-  OpId tp_collective(const std::string& name, sim::CollectiveKind kind, std::int64_t full,
-                     std::vector<OpId> deps) {
+  /** The TP group's all-gather or reduce-scatter of `full` tokens for the sub-block `label` of `layer`. */
+  OpId tp_collective(int layer, const std::string& label, sim::CollectiveKind kind, bool backward,
+                     std::int64_t full, std::vector<OpId> deps) {
     if (tp_ == 1) return NO_OP;
     sim::CollectiveSpec c;
     const int group = b_.rank() / tp_;
-    c.name = name + ".g" + std::to_string(group);
+    const std::string category =
+        kind == sim::CollectiveKind::ALL_GATHER ? "tp_allgather" : "tp_reducescatter";
+    c.name = tag(label, layer) + "." + category + (backward ? ".bwd" : "") + ".g" + std::to_string(group);
     c.kind = kind;
     for (int r = group * tp_; r < (group + 1) * tp_; ++r) c.group.push_back(r);
     c.bytes = static_cast<double>(full) * activation_bytes_;  // nccl-tests size: the gathered buffer
-    const std::string category =
-        kind == sim::CollectiveKind::ALL_GATHER ? "tp_allgather" : "tp_reducescatter";
-    return b_.collective(std::move(c), TP_COMM, category, std::move(deps));
+    return b_.collective(std::move(c), TP_COMM, category, std::move(deps), {layer, backward, category});
   }
 
-  OpId all_to_all(int layer, int chunk, bool dispatch_bytes, const std::string& what, OpId dep) {
+  OpId all_to_all(int layer, int chunk, bool dispatch_bytes, const std::string& what, bool backward,
+                  OpId dep) {
     sim::CollectiveSpec c;
     c.name = "L" + std::to_string(layer) + ".mb" + std::to_string(chunk) + "." + what;
     c.kind = sim::CollectiveKind::ALL_TO_ALL;
@@ -220,7 +222,7 @@ class FoldEmitter {
       for (double& v : row) v /= chunks_per_group_;
     }
     MOE_CHECK(dep != NO_OP) << c.name << " has nothing to send";
-    return b_.collective(std::move(c), COMM, what, {dep});
+    return b_.collective(std::move(c), COMM, what, {dep}, {layer, backward, what});
   }
 
   static std::string slice_tag(int s) { return "s" + std::to_string(s); }
@@ -234,14 +236,14 @@ class FoldEmitter {
   OpId attention_forward(int layer, const std::string& label, std::int64_t begin, std::int64_t len,
                          OpId previous_qkv, OpId* qkv) {
     OpId norm = b_.compute(layer, label, LayerOp::ATTN_NORM, FWD, context(sp_tokens(len)));
-    OpId gathered = tp_collective(tag(label, layer) + ".tp_allgather", sim::CollectiveKind::ALL_GATHER,
-                                  full_tokens(len), {norm});
+    OpId gathered =
+        tp_collective(layer, label, sim::CollectiveKind::ALL_GATHER, false, full_tokens(len), {norm});
     *qkv = b_.compute(layer, label, LayerOp::ATTN_QKV, FWD, context(full_tokens(len)), {gathered});
     // Keys and values of the earlier slices (Figure 4's inter-micro-batch dependency).
     b_.compute(layer, label, LayerOp::ATTN_CORE, FWD, core_context(begin, len), {*qkv, previous_qkv});
     OpId out = b_.compute(layer, label, LayerOp::ATTN_OUT, FWD, context(full_tokens(len)));
-    OpId scattered = tp_collective(tag(label, layer) + ".tp_reducescatter",
-                                   sim::CollectiveKind::REDUCE_SCATTER, full_tokens(len), {out});
+    OpId scattered =
+        tp_collective(layer, label, sim::CollectiveKind::REDUCE_SCATTER, false, full_tokens(len), {out});
     return b_.compute(layer, label, LayerOp::RESIDUAL_ADD, FWD, context(sp_tokens(len)), {scattered});
   }
 
@@ -251,15 +253,15 @@ class FoldEmitter {
    */
   OpId attention_backward(int layer, const std::string& label, std::int64_t begin, std::int64_t len,
                           std::vector<OpId> ready, OpId later_core, OpId* core) {
-    OpId gathered = tp_collective(tag(label, layer) + ".tp_allgather.bwd", sim::CollectiveKind::ALL_GATHER,
-                                  full_tokens(len), ready);
+    OpId gathered =
+        tp_collective(layer, label, sim::CollectiveKind::ALL_GATHER, true, full_tokens(len), ready);
     if (gathered != NO_OP) ready = {gathered};
     b_.backward(layer, label, LayerOp::ATTN_OUT, context(full_tokens(len)), ready);
     *core = b_.backward(layer, label, LayerOp::ATTN_CORE, core_context(begin, len));
     // dK/dV of this slice's keys also come from every later slice's core attention gradient.
     OpId qkv = b_.backward(layer, label, LayerOp::ATTN_QKV, context(full_tokens(len)), {later_core});
-    OpId scattered = tp_collective(tag(label, layer) + ".tp_reducescatter.bwd",
-                                   sim::CollectiveKind::REDUCE_SCATTER, full_tokens(len), {qkv});
+    OpId scattered =
+        tp_collective(layer, label, sim::CollectiveKind::REDUCE_SCATTER, true, full_tokens(len), {qkv});
     return b_.backward(layer, label, LayerOp::ATTN_NORM, context(sp_tokens(len)), {scattered});
   }
 
@@ -292,7 +294,7 @@ class FoldEmitter {
           break;
         }
         case FoldStage::DISPATCH:
-          dispatch[i] = all_to_all(layer, step.index, true, "dispatch",
+          dispatch[i] = all_to_all(layer, step.index, true, "dispatch", false,
                                    need(routed[static_cast<std::size_t>(plan_.chunk_group[i])], "permute"));
           break;
         case FoldStage::EXPERT:
@@ -300,7 +302,7 @@ class FoldEmitter {
                                   expert_context(), {need(dispatch[i], "dispatch")});
           break;
         case FoldStage::COMBINE:
-          combine[i] = all_to_all(layer, step.index, false, "combine", need(experts[i], "experts"));
+          combine[i] = all_to_all(layer, step.index, false, "combine", false, need(experts[i], "experts"));
           break;
         case FoldStage::POST: {
           std::vector<OpId> inputs;
@@ -333,7 +335,7 @@ class FoldEmitter {
           break;
         case FoldStage::COMBINE:  // its gradient travels like Dispatch: token owners → experts
           combine[i] =
-              all_to_all(layer, it->index, true, "combine.bwd",
+              all_to_all(layer, it->index, true, "combine.bwd", true,
                          need(post[static_cast<std::size_t>(plan_.chunk_group[i])], "unpermute grad"));
           break;
         case FoldStage::EXPERT:
@@ -341,7 +343,8 @@ class FoldEmitter {
                                    {need(combine[i], "combine grad")});
           break;
         case FoldStage::DISPATCH:
-          dispatch[i] = all_to_all(layer, it->index, false, "dispatch.bwd", need(experts[i], "expert grad"));
+          dispatch[i] =
+              all_to_all(layer, it->index, false, "dispatch.bwd", true, need(experts[i], "expert grad"));
           break;
         case FoldStage::ROUTE: {
           std::vector<OpId> inputs;
@@ -376,12 +379,12 @@ class FoldEmitter {
     OpId qkv = NO_OP;
     attention_forward(layer, "dense", 0, L, NO_OP, &qkv);
     OpId norm = b_.compute(layer, "dense", LayerOp::MLP_NORM, FWD, context(sp_tokens(L)));
-    OpId gathered = tp_collective(tag("ffn", layer) + ".tp_allgather", sim::CollectiveKind::ALL_GATHER,
-                                  full_tokens(L), {norm});
+    OpId gathered =
+        tp_collective(layer, "ffn", sim::CollectiveKind::ALL_GATHER, false, full_tokens(L), {norm});
     // Columns split tp ways: the FLOPs of 1/tp of the tokens (as ProgramBuilder::context does).
     OpId ffn = b_.compute(layer, "dense", LayerOp::DENSE_FFN, FWD, context(sp_tokens(L)), {gathered});
-    OpId scattered = tp_collective(tag("ffn", layer) + ".tp_reducescatter",
-                                   sim::CollectiveKind::REDUCE_SCATTER, full_tokens(L), {ffn});
+    OpId scattered =
+        tp_collective(layer, "ffn", sim::CollectiveKind::REDUCE_SCATTER, false, full_tokens(L), {ffn});
     previous_block_ =
         b_.compute(layer, "dense", LayerOp::RESIDUAL_ADD, FWD, context(sp_tokens(L)), {scattered});
   }
@@ -389,11 +392,11 @@ class FoldEmitter {
   void dense_backward(int layer) {
     const std::int64_t L = s_.workload.seq_len;
     // The output gradient is the input gradient of the block above (the last kernel it ran).
-    OpId gathered = tp_collective(tag("ffn", layer) + ".tp_allgather.bwd", sim::CollectiveKind::ALL_GATHER,
-                                  full_tokens(L), {previous_block_});
+    OpId gathered =
+        tp_collective(layer, "ffn", sim::CollectiveKind::ALL_GATHER, true, full_tokens(L), {previous_block_});
     OpId ffn = b_.backward(layer, "dense", LayerOp::DENSE_FFN, context(sp_tokens(L)), {gathered});
-    OpId scattered = tp_collective(tag("ffn", layer) + ".tp_reducescatter.bwd",
-                                   sim::CollectiveKind::REDUCE_SCATTER, full_tokens(L), {ffn});
+    OpId scattered =
+        tp_collective(layer, "ffn", sim::CollectiveKind::REDUCE_SCATTER, true, full_tokens(L), {ffn});
     OpId norm = b_.backward(layer, "dense", LayerOp::MLP_NORM, context(sp_tokens(L)), {scattered});
     OpId core = NO_OP;
     previous_block_ = attention_backward(layer, "dense", 0, L, {norm}, NO_OP, &core);

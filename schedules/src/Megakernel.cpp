@@ -29,6 +29,9 @@ namespace {
  */
 constexpr int kDispatchNsDefault = 569;
 
+/** Every expert tile task of the one MoE layer a megakernel program holds. */
+const sim::OpOrigin kExperts{0, false, "routed_experts"};
+
 struct TileTimer {
   double sm_count = 1;
   double hbm_Bps_per_sm = 1;
@@ -96,7 +99,8 @@ class MegakernelBuilder {
     const double combine_ns = timer_.memory(3.0 * bm_ * bn_ * p_.element);
     for (const auto& [put, src] : returned_) {
       for (std::int64_t c = 0; c < ceil_div(p_.hidden, bn_); ++c)
-        prog().add_task(pools_[static_cast<std::size_t>(src)], "L0.combine", "unpermute", combine_ns, {put});
+        prog().add_task(pools_[static_cast<std::size_t>(src)], "L0.combine", "unpermute", combine_ns, {put},
+                        {0, false, "unpermute"});
     }
     out_.kernels_per_rank = 1;
     out_.network_bytes = p_.network_bytes();
@@ -114,13 +118,14 @@ class MegakernelBuilder {
     const std::int64_t H = p_.hidden, E = p_.experts;
     prog().set_streams(r, {"compute"});
     pools_.push_back(prog().add_pool(r, 0, "L0.megakernel", "megakernel", std::min(blocks_, hw.gpu.sm_count),
-                                     blocks_ - 1, launch_ns(hw)));
+                                     blocks_ - 1, launch_ns(hw), {}, {0, false, "megakernel"}));
     const std::int64_t tiles = ceil_div(p_.tokens, bm_);
     const double gate_ns =
         timer_.gemm(2.0 * bm_ * E * H, p_.tokens, E, H, static_cast<double>(tiles), p_.element, 1);
     gates_.emplace_back();
     for (std::int64_t t = 0; t < tiles; ++t)
-      gates_.back().push_back(prog().add_task(pools_.back(), "L0.gate", "gate", gate_ns));
+      gates_.back().push_back(
+          prog().add_task(pools_.back(), "L0.gate", "gate", gate_ns, {}, {0, false, "gate"}));
     if (r == 0) out_.flops_rank0 += 2.0 * static_cast<double>(p_.tokens) * E * H;
   }
 
@@ -131,9 +136,10 @@ class MegakernelBuilder {
     const int d = p_.owner(e);
     const OpId pool = pools_[static_cast<std::size_t>(d)];
     const int el = p_.element;
-    OpId packet = prog().add_transfer(src, d, "L0.dispatch.e" + std::to_string(e), "dispatch",
-                                      static_cast<double>(rows) * H * el, sim::Transport::SM_KERNEL,
-                                      latency_ns_, gates_[static_cast<std::size_t>(src)]);
+    OpId packet =
+        prog().add_transfer(src, d, "L0.dispatch.e" + std::to_string(e), "dispatch",
+                            static_cast<double>(rows) * H * el, sim::Transport::SM_KERNEL, latency_ns_,
+                            gates_[static_cast<std::size_t>(src)], {0, false, "dispatch"});
     const std::int64_t m = rows_at_[static_cast<std::size_t>(d)];
     const double g0_ns = timer_.gemm(2.0 * bm_ * bn_ * H, m, I, H,
                                      static_cast<double>(ceil_div(m, bm_) * ceil_div(I, bn_)), el, p_.local);
@@ -143,14 +149,15 @@ class MegakernelBuilder {
       const std::int64_t tile_rows = std::min<std::int64_t>(bm_, rows - row0);
       std::vector<OpId> g0, g1;
       for (std::int64_t c = 0; c < ceil_div(I, bn_); ++c)
-        g0.push_back(prog().add_task(pool, "L0.gemm0", "routed_experts", g0_ns, {packet}));
-      OpId join = prog().add_task(pool, "L0.gemm0.done", "routed_experts", 0, g0);
+        g0.push_back(prog().add_task(pool, "L0.gemm0", "routed_experts", g0_ns, {packet}, kExperts));
+      OpId join = prog().add_task(pool, "L0.gemm0.done", "routed_experts", 0, g0, kExperts);
       for (std::int64_t c = 0; c < ceil_div(H, bn_); ++c)
-        g1.push_back(prog().add_task(pool, "L0.gemm1", "routed_experts", g1_ns, {join}));
+        g1.push_back(prog().add_task(pool, "L0.gemm1", "routed_experts", g1_ns, {join}, kExperts));
       const double back = static_cast<double>(padded_ ? bm_ : tile_rows) * H * el;
-      returned_.emplace_back(prog().add_transfer(d, src, "L0.combine.e" + std::to_string(e), "combine", back,
-                                                 sim::Transport::SM_KERNEL, latency_ns_, g1),
-                             src);
+      returned_.emplace_back(
+          prog().add_transfer(d, src, "L0.combine.e" + std::to_string(e), "combine", back,
+                              sim::Transport::SM_KERNEL, latency_ns_, g1, {0, false, "combine"}),
+          src);
       if (d == 0) out_.flops_rank0 += 4.0 * static_cast<double>(tile_rows) * static_cast<double>(H * I);
     }
   }

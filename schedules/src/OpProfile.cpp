@@ -14,15 +14,6 @@ using sim::OpId;
 using sim::OpKind;
 using sim::TimeNs;
 
-/** "L12.attn_core.flash_fwd" -> {12, "attn_core.flash_fwd"}; layer -1 when the name has no "L<n>." prefix. */
-std::pair<int, std::string> split_layer(const std::string& name) {
-  if (name.size() < 3 || name[0] != 'L') return {-1, name};
-  std::size_t i = 1;
-  while (i < name.size() && std::isdigit(static_cast<unsigned char>(name[i]))) ++i;
-  if (i == 1 || i >= name.size() || name[i] != '.') return {-1, name};
-  return {std::stoi(name.substr(1, i - 1)), name.substr(i + 1)};
-}
-
 std::string upper(std::string text) {
   std::transform(text.begin(), text.end(), text.begin(), [](unsigned char c) { return std::toupper(c); });
   return text;
@@ -44,7 +35,7 @@ std::vector<StepInstance> runner_steps(const sim::Program& program, int rank) {
     const sim::Op& op = program.ops()[id];
     if (op.rank != rank || !op.is_host_launched()) continue;
     const std::string name = op_profile_step_name(op);
-    const int layer = split_layer(op.name).first;
+    const int layer = op.origin.layer;
     const bool continues = !steps.empty() && steps.back().name == name && steps.back().layer == layer &&
                            op.kind == OpKind::KERNEL && steps.back().waits_for == sim::NO_OP;
     if (continues) {
@@ -60,8 +51,8 @@ std::vector<StepInstance> runner_steps(const sim::Program& program, int rank) {
       std::sort(collectives.begin(), collectives.end());
       collectives.erase(std::unique(collectives.begin(), collectives.end()), collectives.end());
       for (OpId c : collectives) {
-        const auto [c_layer, comm] = split_layer(program.op(c).name);
-        steps.push_back({"wait " + comm, c_layer, {}, c});
+        const sim::OpOrigin& origin = program.op(c).origin;
+        steps.push_back({"wait " + origin.block, origin.layer, {}, c});
       }
     }
     steps.push_back({name, layer, {static_cast<OpId>(id)}, sim::NO_OP});
@@ -76,14 +67,14 @@ double to_ms(TimeNs ns) {
 }  // namespace
 
 std::string op_profile_step_name(const sim::Op& op) {
-  const std::string rest = split_layer(op.name).second;
+  const std::string& block = op.origin.block;
   switch (op.kind) {
     case OpKind::KERNEL:
-      return upper(rest.substr(0, rest.find('.')));
+      return upper(block);
     case OpKind::COLLECTIVE:
-      return "launch " + rest;
+      return "launch " + block;
     case OpKind::HOST:
-      return rest == "split_sizes_to_host" ? "host_sync" : upper(rest);
+      return block == "split_sizes_to_host" ? "host_sync" : upper(block);
     default:
       return "";
   }

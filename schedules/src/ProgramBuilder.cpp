@@ -157,6 +157,7 @@ OpId ProgramBuilder::compute(int layer, const std::string& tag, LayerOp op, Pass
                              const models::OpContext& context, std::vector<OpId> deps) {
   auto kernels = models::layer_op_kernels(s_.model, op, pass, context);
   const std::string prefix = "L" + std::to_string(layer) + "." + (tag.empty() ? "" : tag + ".");
+  const sim::OpOrigin origin{layer, pass != Pass::FORWARD, models::to_string(op)};
   OpId last = NO_OP;
   for (const auto& k : kernels) {
     if (last == NO_OP) {
@@ -173,14 +174,14 @@ OpId ProgramBuilder::compute(int layer, const std::string& tag, LayerOp op, Pass
                                           (s_.model.attention.heads / context.tp);
       for (const KernelPiece& piece : unfused_attention_pieces(s_.hw, k, context.dtype, head_sequences)) {
         last = program_.add_kernel(rank_, COMPUTE, prefix + piece.name, category(op), piece.work,
-                                   piece.launch_ns, deps);
+                                   piece.launch_ns, deps, origin);
         deps.clear();
       }
       continue;
     }
     last = program_.add_kernel(rank_, COMPUTE, prefix + k.name, category(op),
                                kernel_work(s_.hw, k, context.dtype, s_.workload.attention),
-                               launch_ns(s_.hw, k), deps);
+                               launch_ns(s_.hw, k), deps, origin);
   }
   if (last != NO_OP) last_compute_ = last;
   return last;
@@ -211,7 +212,7 @@ void ProgramBuilder::wait(OpId op) {
 void ProgramBuilder::host_sync(int layer, OpId op) {
   if (op == NO_OP) return;
   program_.add_host_op(rank_, "L" + std::to_string(layer) + ".split_sizes_to_host", "host_sync", launch_ns_,
-                       {op});
+                       {op}, {layer, false, "split_sizes_to_host"});
 }
 
 sim::CollectiveSpec ProgramBuilder::spec(int layer, Comm which) const {
@@ -241,7 +242,7 @@ sim::CollectiveSpec ProgramBuilder::spec(int layer, Comm which) const {
 }
 
 OpId ProgramBuilder::collective(sim::CollectiveSpec spec, int stream, const std::string& category,
-                                std::vector<OpId> deps) {
+                                std::vector<OpId> deps, sim::OpOrigin origin) {
   const std::string name = spec.name;
   auto [it, fresh] = collectives_.try_emplace(name, -1);
   if (fresh) it->second = program_.add_collective(std::move(spec));
@@ -250,7 +251,8 @@ OpId ProgramBuilder::collective(sim::CollectiveSpec spec, int stream, const std:
   deps.erase(std::unique(deps.begin(), deps.end()), deps.end());
   return program_.add_collective_member(
       it->second, rank_, stream, category,
-      host_ns(program_.collectives().at(static_cast<std::size_t>(it->second))), std::move(deps));
+      host_ns(program_.collectives().at(static_cast<std::size_t>(it->second))), std::move(deps),
+      std::move(origin));
 }
 
 // NCCL launches one kernel per collective; a copy-engine all-to-all issues one copy (with its events)
@@ -265,7 +267,9 @@ double ProgramBuilder::host_ns(const sim::CollectiveSpec& spec) const {
 
 OpId ProgramBuilder::collective(int layer, Comm which, std::vector<OpId> deps) {
   deps.push_back(last_compute_);
-  return collective(spec(layer, which), COMM, to_string(which), std::move(deps));
+  const bool backward = which == Comm::DISPATCH_BWD || which == Comm::COMBINE_BWD;
+  return collective(spec(layer, which), COMM, to_string(which), std::move(deps),
+                    {layer, backward, to_string(which)});
 }
 
 }  // namespace moesim::schedules::detail

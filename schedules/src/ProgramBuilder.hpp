@@ -83,7 +83,8 @@ class ProgramBuilder {
    * `deps` only (no implicit wait on the last compute kernel). Ranks join the same collective by
    * spec.name; the spec of the first rank that names it is kept.
    */
-  OpId collective(sim::CollectiveSpec spec, int stream, const std::string& category, std::vector<OpId> deps);
+  OpId collective(sim::CollectiveSpec spec, int stream, const std::string& category, std::vector<OpId> deps,
+                  sim::OpOrigin origin);
   /** @brief Host time this rank spends launching `spec`. */
   double host_ns(const sim::CollectiveSpec& spec) const;
   /** @brief The next compute kernel of this rank will wait for `op` (a stream wait on an event). */

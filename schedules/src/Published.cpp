@@ -12,18 +12,12 @@ namespace moesim::schedules {
 
 namespace {
 
-bool is_backward(const std::string& name) {
-  return name.find(".dgrad") != std::string::npos || name.find(".wgrad") != std::string::npos ||
-         name.find(".bwd") != std::string::npos;
-}
-
 /** Overlap of the forward or the backward half of a training step on rank 0 (Table 3's fwd/bwd columns). */
 double pass_overlap_pct(const SimulationResult& r, bool backward) {
   std::vector<std::pair<sim::TimeNs, sim::TimeNs>> compute, comm;
   const auto& ops = r.program->ops();
   for (std::size_t i = 0; i < ops.size(); ++i) {
-    if (ops[i].rank != 0 || ops[i].kind == sim::OpKind::HOST || is_backward(ops[i].name) != backward)
-      continue;
+    if (ops[i].rank != 0 || ops[i].kind == sim::OpKind::HOST || ops[i].origin.backward != backward) continue;
     (ops[i].is_comm() ? comm : compute).emplace_back(r.run.ops[i].start, r.run.ops[i].end);
   }
   sim::TimeNs total = 0, exposed = 0;

@@ -158,11 +158,6 @@ Built build(const Scenario& s) {
   return out;
 }
 
-int layer_of(const std::string& op_name) {
-  if (op_name.size() < 2 || op_name[0] != 'L') return -1;
-  return std::atoi(op_name.c_str() + 1);
-}
-
 /** Eq. (9) terms from the forward ops of each MoE layer on rank 0 (durations as simulated). */
 std::optional<FarSkipBound> farskip_bound(const SimulationResult& r) {
   std::map<int, FarSkipBound> per_layer;
@@ -170,10 +165,8 @@ std::optional<FarSkipBound> farskip_bound(const SimulationResult& r) {
   for (std::size_t i = 0; i < ops.size(); ++i) {
     const auto& op = ops[i];
     if (op.rank != 0 || op.kind == sim::OpKind::HOST) continue;
-    bool backward = op.name.find(".dgrad") != std::string::npos ||
-                    op.name.find(".wgrad") != std::string::npos || op.name.find(".bwd") != std::string::npos;
-    int layer = layer_of(op.name);
-    if (backward || layer < 0 || !r.scenario.model.is_moe_layer(layer)) continue;
+    const int layer = op.origin.layer;
+    if (op.origin.backward || layer < 0 || !r.scenario.model.is_moe_layer(layer)) continue;
     const auto& t = r.run.ops[i];
     auto& b = per_layer[layer];
     if (op.kind != sim::OpKind::COLLECTIVE && op.kind != sim::OpKind::KERNEL) continue;

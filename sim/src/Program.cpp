@@ -51,7 +51,7 @@ OpId Program::push(Op op) {
 }
 
 OpId Program::add_kernel(int rank, int stream, std::string name, std::string category, const KernelWork& work,
-                         double launch_ns, std::vector<OpId> deps) {
+                         double launch_ns, std::vector<OpId> deps, OpOrigin origin) {
   if (work.compute_ns < 0 || work.memory_ns < 0 || work.fixed_ns < 0 || work.peak_ns < 0 ||
       work.hbm_bytes < 0 || !(work.sm_fraction > 0) || work.sm_fraction > 1 ||
       !(work.memory_comm_slowdown >= 1)) {
@@ -67,6 +67,7 @@ OpId Program::add_kernel(int rank, int stream, std::string name, std::string cat
   op.work = work;
   op.host_ns = launch_ns;
   op.deps = std::move(deps);
+  op.origin = std::move(origin);
   return push(std::move(op));
 }
 
@@ -91,7 +92,7 @@ int Program::add_collective(CollectiveSpec spec) {
 }
 
 OpId Program::add_collective_member(int collective, int rank, int stream, std::string category,
-                                    double launch_ns, std::vector<OpId> deps) {
+                                    double launch_ns, std::vector<OpId> deps, OpOrigin origin) {
   const auto& spec = collectives_.at(static_cast<std::size_t>(collective));
   if (std::find(spec.group.begin(), spec.group.end(), rank) == spec.group.end()) {
     throw ScheduleError("program: rank " + std::to_string(rank) + " is not in collective '" + spec.name +
@@ -106,13 +107,14 @@ OpId Program::add_collective_member(int collective, int rank, int stream, std::s
   op.collective = collective;
   op.host_ns = launch_ns;
   op.deps = std::move(deps);
+  op.origin = std::move(origin);
   OpId id = push(std::move(op));
   members_[static_cast<std::size_t>(collective)].push_back(id);
   return id;
 }
 
 OpId Program::add_host_op(int rank, std::string name, std::string category, double host_ns,
-                          std::vector<OpId> deps) {
+                          std::vector<OpId> deps, OpOrigin origin) {
   Op op;
   op.kind = OpKind::HOST;
   op.rank = rank;
@@ -120,11 +122,12 @@ OpId Program::add_host_op(int rank, std::string name, std::string category, doub
   op.category = std::move(category);
   op.host_ns = host_ns;
   op.deps = std::move(deps);
+  op.origin = std::move(origin);
   return push(std::move(op));
 }
 
 OpId Program::add_transfer(int src, int dst, std::string name, std::string category, double bytes,
-                           Transport transport, double latency_ns, std::vector<OpId> deps) {
+                           Transport transport, double latency_ns, std::vector<OpId> deps, OpOrigin origin) {
   check_rank(dst);
   if (!(bytes >= 0) || !(latency_ns >= 0))
     throw ScheduleError("program: transfer '" + name + "' has negative bytes or latency");
@@ -138,11 +141,12 @@ OpId Program::add_transfer(int src, int dst, std::string name, std::string categ
   op.transport = transport;
   op.latency_ns = latency_ns;
   op.deps = std::move(deps);
+  op.origin = std::move(origin);
   return push(std::move(op));
 }
 
 OpId Program::add_pool(int rank, int stream, std::string name, std::string category, int sms, int processors,
-                       double launch_ns, std::vector<OpId> deps) {
+                       double launch_ns, std::vector<OpId> deps, OpOrigin origin) {
   if (processors < 1 || sms < processors)
     throw ScheduleError("program: pool '" + name + "' needs 1 <= processors <= sms");
   Op op;
@@ -155,11 +159,12 @@ OpId Program::add_pool(int rank, int stream, std::string name, std::string categ
   op.processors = processors;
   op.host_ns = launch_ns;
   op.deps = std::move(deps);
+  op.origin = std::move(origin);
   return push(std::move(op));
 }
 
 OpId Program::add_task(OpId pool, std::string name, std::string category, double duration_ns,
-                       std::vector<OpId> deps) {
+                       std::vector<OpId> deps, OpOrigin origin) {
   if (pool < 0 || pool >= static_cast<OpId>(ops_.size()) ||
       ops_[static_cast<std::size_t>(pool)].kind != OpKind::POOL)
     throw ScheduleError("program: task '" + name + "' names no pool");
@@ -172,6 +177,7 @@ OpId Program::add_task(OpId pool, std::string name, std::string category, double
   op.pool = pool;
   op.task_ns = duration_ns;
   op.deps = std::move(deps);
+  op.origin = std::move(origin);
   return push(std::move(op));
 }
 

@@ -49,16 +49,20 @@ TEST(OpProfile, EachStepGetsTheGapBetweenItsComputeStreamEvents) {
   sim::Program p(2, true);
   p.set_streams(0, {"compute", "comm"});
   const sim::KernelWork work;
-  const sim::OpId a = p.add_kernel(0, 0, "L0.attn_norm.a", "attention", work, 1);
-  const sim::OpId b = p.add_kernel(0, 0, "L0.attn_norm.b", "attention", work, 1);
-  p.add_host_op(0, "L0.split_sizes_to_host", "host_sync", 1, {b});
+  // Steps come from each op's origin (layer and block), as ProgramBuilder sets them.
+  auto in_layer0 = [](const char* block) { return sim::OpOrigin{0, false, block}; };
+  const sim::OpId a = p.add_kernel(0, 0, "L0.attn_norm.a", "attention", work, 1, {}, in_layer0("attn_norm"));
+  const sim::OpId b = p.add_kernel(0, 0, "L0.attn_norm.b", "attention", work, 1, {}, in_layer0("attn_norm"));
+  p.add_host_op(0, "L0.split_sizes_to_host", "host_sync", 1, {b}, in_layer0("split_sizes_to_host"));
   sim::CollectiveSpec spec;
   spec.name = "L0.dispatch";
   spec.group = {0, 1};
   spec.pair_bytes = {{0, 1}, {1, 0}};
-  const sim::OpId dispatch = p.add_collective_member(p.add_collective(spec), 0, 1, "dispatch", 1, {a});
-  p.add_kernel(0, 0, "L0.attn_core.qk", "attention", work, 1);
-  p.add_kernel(0, 0, "L0.routed_experts.fc1", "routed_experts", work, 1, {dispatch});
+  const sim::OpId dispatch =
+      p.add_collective_member(p.add_collective(spec), 0, 1, "dispatch", 1, {a}, in_layer0("dispatch"));
+  p.add_kernel(0, 0, "L0.attn_core.qk", "attention", work, 1, {}, in_layer0("attn_core"));
+  p.add_kernel(0, 0, "L0.routed_experts.fc1", "routed_experts", work, 1, {dispatch},
+               in_layer0("routed_experts"));
   sim::RunResult run;
   constexpr sim::TimeNs us = 1000;
   run.ops = {timing(0, 10 * us, 10 * us, 20 * us),       timing(10 * us, 15 * us, 20 * us, 30 * us),

@@ -314,3 +314,26 @@ TEST(PowerCap, ProfilesWithoutAPowerSectionAreNotCapped) {
   EXPECT_FALSE(r.power.modeled);
   EXPECT_NE(r.power.not_modeled_because.find("no power section"), std::string::npos);
 }
+
+// Every op says which layer and which pass it belongs to, so nothing reads that from its name. The
+// expectation is independent of the origin fields: a training program of L layers runs L forward layers
+// and L backward layers, and each layer's backward holds what the forward launched (dgrad per kernel).
+TEST(Schedules, EveryOpOfATrainingStepCarriesItsLayerAndPass) {
+  const int layers = 3;
+  for (const char* schedule : {"regular", "farskip"}) {
+    SimulationResult r = simulate(training(schedule, Phase::TRAIN, layers));
+    std::vector<int> forward(layers, 0), backward(layers, 0);
+    for (const auto& op : r.program->ops()) {
+      ASSERT_GE(op.origin.layer, 0) << op.name;
+      ASSERT_LT(op.origin.layer, layers) << op.name;
+      EXPECT_FALSE(op.origin.block.empty()) << op.name;
+      if (op.rank != 0 || op.kind != sim::OpKind::KERNEL) continue;
+      ++(op.origin.backward ? backward : forward)[static_cast<std::size_t>(op.origin.layer)];
+    }
+    for (int l = 0; l < layers; ++l) {
+      EXPECT_GT(forward[static_cast<std::size_t>(l)], 0) << schedule << " layer " << l;
+      EXPECT_GE(backward[static_cast<std::size_t>(l)], forward[static_cast<std::size_t>(l)])
+          << schedule << " layer " << l;
+    }
+  }
+}

@@ -41,6 +41,8 @@ struct KernelCost {
   std::string name;
   /** @brief Which efficiency table applies. */
   KernelClass kind = KernelClass::MEMORY;
+  /** @brief Part of the backward pass (DGRAD or WGRAD): attention tables time the two passes apart. */
+  bool backward = false;
   /** @brief Floating-point operations (a multiply-add counts 2). MEMORY kernels carry 0. */
   double flops = 0;
   /**

@@ -71,6 +71,16 @@ struct CollectiveSpec {
   Transport transport = Transport::SM_KERNEL;
 };
 
+/**
+ * @brief Where an op sits in the model it was built from: for breakdowns, reports and validation. The
+ * engine ignores it; nothing should read meaning from an op's name, which is for people.
+ */
+struct OpOrigin {
+  int layer = -1;         ///< model layer (-1: none)
+  bool backward = false;  ///< part of the backward pass
+  std::string block;  ///< the schedule's unit it belongs to ("attn_core", "dispatch", "split_sizes_to_host")
+};
+
 /** @brief One op of one rank. */
 struct Op {
   OpKind kind = OpKind::KERNEL;
@@ -78,6 +88,7 @@ struct Op {
   int stream = 0;  ///< index into the rank's streams; ignored for HOST ops
   std::string name;
   std::string category;  ///< free text used for breakdowns ("attention", "dispatch", ...)
+  OpOrigin origin;
   KernelWork work;
   int collective = -1;     ///< COLLECTIVE: index into Program::collectives()
   double host_ns = 0;      ///< KERNEL/COLLECTIVE: launch cost on the host; HOST: its duration
@@ -123,27 +134,28 @@ class Program {
   const std::vector<std::string>& streams(int rank) const;
 
   OpId add_kernel(int rank, int stream, std::string name, std::string category, const KernelWork& work,
-                  double launch_ns, std::vector<OpId> deps = {});
+                  double launch_ns, std::vector<OpId> deps = {}, OpOrigin origin = {});
   int add_collective(CollectiveSpec spec);
   OpId add_collective_member(int collective, int rank, int stream, std::string category, double launch_ns,
-                             std::vector<OpId> deps = {});
+                             std::vector<OpId> deps = {}, OpOrigin origin = {});
   OpId add_host_op(int rank, std::string name, std::string category, double host_ns,
-                   std::vector<OpId> deps = {});
+                   std::vector<OpId> deps = {}, OpOrigin origin = {});
   /**
    * @brief A one-sided transfer of `bytes` from `src` to `dst` (both simulated: full programs only),
    * starting when `deps` (ops of any rank) finish, plus `latency_ns`. src == dst moves nothing.
    */
   OpId add_transfer(int src, int dst, std::string name, std::string category, double bytes,
-                    Transport transport, double latency_ns, std::vector<OpId> deps = {});
+                    Transport transport, double latency_ns, std::vector<OpId> deps = {},
+                    OpOrigin origin = {});
   /**
    * @brief A persistent kernel on `stream` that holds `sms` SMs while it runs and executes its tasks
    * on `processors` (<= sms) of them. It ends when its last task ends (at once if it has none).
    */
   OpId add_pool(int rank, int stream, std::string name, std::string category, int sms, int processors,
-                double launch_ns, std::vector<OpId> deps = {});
+                double launch_ns, std::vector<OpId> deps = {}, OpOrigin origin = {});
   /** @brief A tile task of `pool` taking one processor for `duration_ns` once `deps` have finished. */
   OpId add_task(OpId pool, std::string name, std::string category, double duration_ns,
-                std::vector<OpId> deps = {});
+                std::vector<OpId> deps = {}, OpOrigin origin = {});
   /** @brief Adds a dependency after the fact (e.g. to wire a later layer to an earlier handle). */
   void add_dependency(OpId op, OpId must_finish_first);
 
