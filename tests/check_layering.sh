@@ -8,9 +8,10 @@ check() {  # folder, forbidden pattern, why
     echo "layering: $1 must not include $3:"; cat /tmp/layering.$$; fail=1
   fi
 }
-check sim '#include [<"](moesim/(models|schedules|hwprofiles|reports|calibrate)/|CLI/)' "models, schedules, hwprofiles, reports, calibrate or CLI11"
+check sim '#include [<"](moesim/(models|cost|schedules|hwprofiles|reports|calibrate)/|CLI/)' "models, cost, schedules, hwprofiles, reports, calibrate or CLI11"
 check models '#include [<"](moesim/(sim|schedules|hwprofiles|reports)/|CLI/)' "the engine, schedules, profiles, reports or CLI11"
 check hwprofiles '#include [<"](moesim/(sim|schedules|models|reports)/|CLI/)' "the engine, schedules, models, reports or CLI11"
+check cost '#include [<"](moesim/(schedules|reports|calibrate|sweep)/|CLI/)' "schedules, reports, calibrate, sweep or CLI11"
 check schedules '#include [<"](moesim/reports/|CLI/)' "reports or CLI11"
 check reports '#include [<"]CLI/' "CLI11"
 check calibrate '#include [<"](moesim/(sim|schedules|models|reports|sweep)/|CLI/)' "the engine, schedules, models, reports, sweep or CLI11"

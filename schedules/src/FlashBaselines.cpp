@@ -5,8 +5,8 @@
 
 #include "FlashMoePlan.hpp"
 #include "moesim/common/Error.hpp"
+#include "moesim/cost/CostModel.hpp"
 #include "moesim/models/LayerOps.hpp"
-#include "moesim/schedules/CostModel.hpp"
 #include "moesim/schedules/FlashMoe.hpp"
 
 namespace moesim::schedules::detail {
@@ -65,8 +65,9 @@ class Emitter {
     OpId last = NO_OP;
     for (const auto& k : list) {
       std::erase(deps, NO_OP);
-      last = prog_.add_kernel(r, 0, "L0." + k.name, cat, kernel_work(s_.hw, k, s_.workload.dtype),
-                              launch_ns(s_.hw), last == NO_OP ? deps : std::vector<OpId>{}, {0, false, cat});
+      last = prog_.add_kernel(r, 0, "L0." + k.name, cat, cost::kernel_work(s_.hw, k, s_.workload.dtype),
+                              cost::launch_ns(s_.hw), last == NO_OP ? deps : std::vector<OpId>{},
+                              {0, false, cat});
       if (r == 0) flops0 += k.flops;
       ++count[static_cast<std::size_t>(r)];
     }
@@ -98,7 +99,7 @@ class Emitter {
     }
     std::erase(deps, NO_OP);
     ++count[static_cast<std::size_t>(r)];
-    return prog_.add_collective_member(it->second, r, 1, cat, launch_ns(s_.hw), std::move(deps),
+    return prog_.add_collective_member(it->second, r, 1, cat, cost::launch_ns(s_.hw), std::move(deps),
                                        {0, false, cat});
   }
 
@@ -208,7 +209,7 @@ class BaselineBuilder {
     prog_->set_streams(r, {"compute", "comm"});
     OpId g = em_.op(r, LayerOp::GATE, context(s_, p_, r, -1), "gate", {});
     if (b_.host_sync)
-      prog_->add_host_op(r, "L0.split_sizes_to_host", "host_sync", launch_ns(s_.hw), {g},
+      prog_->add_host_op(r, "L0.split_sizes_to_host", "host_sync", cost::launch_ns(s_.hw), {g},
                          {0, false, "split_sizes_to_host"});
     pre_[at(r)] = em_.op(r, LayerOp::PERMUTE, context(s_, p_, r, -1), "permute", {g});
   }

@@ -4,7 +4,7 @@
 
 #include "FlashMoePlan.hpp"
 #include "moesim/common/Error.hpp"
-#include "moesim/schedules/CostModel.hpp"
+#include "moesim/cost/CostModel.hpp"
 
 namespace moesim::schedules::detail {
 
@@ -118,7 +118,7 @@ class MegakernelBuilder {
     const std::int64_t H = p_.hidden, E = p_.experts;
     prog().set_streams(r, {"compute"});
     pools_.push_back(prog().add_pool(r, 0, "L0.megakernel", "megakernel", std::min(blocks_, hw.gpu.sm_count),
-                                     blocks_ - 1, launch_ns(hw), {}, {0, false, "megakernel"}));
+                                     blocks_ - 1, cost::launch_ns(hw), {}, {0, false, "megakernel"}));
     const std::int64_t tiles = ceil_div(p_.tokens, bm_);
     const double gate_ns =
         timer_.gemm(2.0 * bm_ * E * H, p_.tokens, E, H, static_cast<double>(tiles), p_.element, 1);

@@ -5,7 +5,8 @@
 
 #include "LayerModes.hpp"
 #include "moesim/common/Error.hpp"
-#include "moesim/schedules/CostModel.hpp"
+#include "moesim/cost/CostModel.hpp"
+#include "moesim/cost/OpKernels.hpp"
 
 namespace moesim::schedules::detail {
 
@@ -109,7 +110,7 @@ ProgramBuilder::ProgramBuilder(const Scenario& scenario, const TrafficPlan& traf
     : s_(scenario),
       traffic_(traffic),
       program_(program),
-      launch_ns_(launch_ns(scenario.hw)),
+      launch_ns_(cost::launch_ns(scenario.hw)),
       all_to_all_transport_(copy_engine_transport(scenario.options) ? sim::Transport::COPY_ENGINE
                                                                     : sim::Transport::SM_KERNEL) {}
 
@@ -155,11 +156,11 @@ OpId ProgramBuilder::norm(int layer, LayerOp op, int extra_inputs) {
 
 OpId ProgramBuilder::compute(int layer, const std::string& tag, LayerOp op, Pass pass,
                              const models::OpContext& context, std::vector<OpId> deps) {
-  auto kernels = models::layer_op_kernels(s_.model, op, pass, context);
   const std::string prefix = "L" + std::to_string(layer) + "." + (tag.empty() ? "" : tag + ".");
   const sim::OpOrigin origin{layer, pass != Pass::FORWARD, models::to_string(op)};
   OpId last = NO_OP;
-  for (const auto& k : kernels) {
+  for (const cost::KernelPiece& k :
+       cost::op_kernels({s_.hw, s_.model, s_.workload.attention}, op, pass, context)) {
     if (last == NO_OP) {
       deps.insert(deps.end(), pending_waits_.begin(), pending_waits_.end());
       pending_waits_.clear();
@@ -168,20 +169,8 @@ OpId ProgramBuilder::compute(int layer, const std::string& tag, LayerOp op, Pass
       deps.clear();
     }
     flops_[rank_] += k.flops;
-    if (k.kind == models::KernelClass::ATTENTION && s_.workload.attention == hw::AttentionImpl::UNFUSED &&
-        pass == Pass::FORWARD) {
-      const std::int64_t head_sequences = context.tokens / std::max<std::int64_t>(context.seq_len, 1) *
-                                          (s_.model.attention.heads / context.tp);
-      for (const KernelPiece& piece : unfused_attention_pieces(s_.hw, k, context.dtype, head_sequences)) {
-        last = program_.add_kernel(rank_, COMPUTE, prefix + piece.name, category(op), piece.work,
-                                   piece.launch_ns, deps, origin);
-        deps.clear();
-      }
-      continue;
-    }
-    last = program_.add_kernel(rank_, COMPUTE, prefix + k.name, category(op),
-                               kernel_work(s_.hw, k, context.dtype, s_.workload.attention),
-                               launch_ns(s_.hw, k), deps, origin);
+    last =
+        program_.add_kernel(rank_, COMPUTE, prefix + k.name, category(op), k.work, k.launch_ns, deps, origin);
   }
   if (last != NO_OP) last_compute_ = last;
   return last;
@@ -262,7 +251,7 @@ double ProgramBuilder::host_ns(const sim::CollectiveSpec& spec) const {
   const auto me = std::find(spec.group.begin(), spec.group.end(), rank_) - spec.group.begin();
   const auto& row = spec.pair_bytes.at(static_cast<std::size_t>(me));
   const auto copies = std::count_if(row.begin(), row.end(), [](double b) { return b > 0; });
-  return static_cast<double>(copies) * copy_launch_ns(s_.hw);
+  return static_cast<double>(copies) * cost::copy_launch_ns(s_.hw);
 }
 
 OpId ProgramBuilder::collective(int layer, Comm which, std::vector<OpId> deps) {

@@ -9,7 +9,7 @@
 #include "Layers.hpp"
 #include "moesim/common/Check.hpp"
 #include "moesim/common/Error.hpp"
-#include "moesim/schedules/CostModel.hpp"
+#include "moesim/cost/Machine.hpp"
 #include "moesim/schedules/FlashMoe.hpp"
 #include "moesim/schedules/FoldMoe.hpp"
 #include "moesim/sim/Engine.hpp"
@@ -224,7 +224,7 @@ double sm_util_pct(const SimulationResult& r, const sim::GpuResources& gpu) {
 /** The profile's power model when this scenario is power-capped; says why not in r.power otherwise. */
 std::optional<sim::PowerModel> capped_power_model(SimulationResult& r) {
   const Scenario& s = r.scenario;
-  std::optional<sim::PowerModel> model = power_model(s.hw);
+  std::optional<sim::PowerModel> model = cost::power_model(s.hw);
   if (!s.power_cap) {
     r.power.not_modeled_because = "--power off";
   } else if (!model) {
@@ -283,7 +283,7 @@ SimulationResult simulate_one(const Scenario& scenario) {
   r.world = group_size(scenario);
   r.layers = is_flashmoe_schedule(scenario.schedule) ? 1 : simulated_layers(scenario);
   sim::check_acyclic(*r.program);
-  sim::Platform platform = make_platform(scenario.hw, node_count(scenario));
+  sim::Platform platform = cost::make_platform(scenario.hw, node_count(scenario));
   r.noise = resolve_noise(scenario);
   r.run = run_repeats(platform, *r.program, r);
   r.analysis = sim::analyze(*r.program, r.run);

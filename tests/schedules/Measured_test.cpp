@@ -11,7 +11,6 @@
 
 #include "moesim/common/Error.hpp"
 #include "moesim/hwprofiles/ProfileLoader.hpp"
-#include "moesim/schedules/CostModel.hpp"
 
 using namespace moesim;
 using namespace moesim::schedules;
@@ -219,71 +218,4 @@ TEST(MeasuredConfigs, GroupsOnlyTheSameConfigScheduleAndProfile) {
   EXPECT_EQ(configs[3].label, "qwen3-30b-a3b EP4 T1024 s2048 balanced farskip");
   EXPECT_EQ(configs[3].runs, 1);
   EXPECT_TRUE(summarize_by_config({}).empty());
-}
-
-TEST(UnfusedAttention, SplitsIntoTheRunnersChunksAndKeepsItsTime) {
-  // The runner's chunk rule (kernels/common/AttentionForward.cu): the largest divisor of B·H whose
-  // scores (4 B) and probabilities (2 B) fit 2 GiB. seq 4096: 100.7 MB per head-sequence, so of
-  // 4 x 32 = 128 head-sequences 16 fit (1.61 GB; 32 would be 3.2 GB): 8 chunks of QK^T, softmax, PV.
-  // seq 2048: 25.2 MB each, all 32 fit in one chunk.
-  const auto hw = hw::load_profile("h200");
-  models::KernelCost cost;
-  cost.name = "attn_core.flash_fwd";
-  cost.kind = models::KernelClass::ATTENTION;
-  cost.attn_head_dim = 128;
-  for (auto [seq, head_sequences, pieces] : {std::tuple{4096, 128, 24}, std::tuple{2048, 32, 3}}) {
-    cost.attn_seq = seq;
-    cost.flops = 2.0 * head_sequences * seq * (seq * 0.5) * 256;  // causal QK^T + PV
-    const auto whole = schedules::kernel_work(hw, cost, models::DType::BF16, hw::AttentionImpl::UNFUSED);
-    const auto split = schedules::unfused_attention_pieces(hw, cost, models::DType::BF16, head_sequences);
-    ASSERT_EQ(split.size(), static_cast<std::size_t>(pieces)) << seq;
-    // Score traffic per chunk at streaming HBM bandwidth: QK^T writes fp32 scores (4 B per element),
-    // the softmax reads the causal half of them and writes bf16 (2 + 2 B), PV reads the bf16 (2 B).
-    const double chunk = head_sequences == 128 ? 16 : 32;
-    const double stream = schedules::streaming_hbm_Bps(hw);
-    const double element_ns = static_cast<double>(seq) * seq * chunk / stream * 1e9;
-    double total = 0, gemms = 0;
-    for (const auto& p : split) {
-      total += std::max(p.work.compute_ns, p.work.memory_ns);
-      if (p.name.ends_with(".qk")) {
-        EXPECT_NEAR(p.work.memory_ns, 4 * element_ns, 1e-6 * element_ns) << p.name;
-      }
-      if (p.name.ends_with(".pv")) {
-        EXPECT_NEAR(p.work.memory_ns, 2 * element_ns, 1e-6 * element_ns) << p.name;
-      }
-      if (p.name.ends_with(".softmax")) {
-        EXPECT_NEAR(p.work.memory_ns, std::min(4 * element_ns, p.work.compute_ns), 1e-6 * element_ns);
-      } else {
-        gemms += std::max(p.work.compute_ns, p.work.memory_ns);
-      }
-    }
-    // The pieces keep the calibrated time of the whole, the softmax at least half of it.
-    EXPECT_NEAR(total, whole.compute_ns, 1e-6 * whole.compute_ns) << seq;
-    EXPECT_LE(gemms, 0.5 * whole.compute_ns * (1 + 1e-9)) << seq;
-    EXPECT_EQ(split.front().name, "attn_core.flash_fwd.c0.qk");
-  }
-}
-
-TEST(CostModel, RouterTopkTakesTheProfilesTableOrAnHbmPass) {
-  // Qwen3's router at 8192 tokens: 128 experts, k 8; 8192 x (128 x 2 B + 8 x 8 B) = 2,621,440 B.
-  models::KernelCost cost;
-  cost.name = "gate.softmax_topk";
-  cost.kind = models::KernelClass::ROUTER_TOPK;
-  cost.route = {8192, 128, 8};
-  cost.bytes = 2'621'440;
-  auto hw = hw::load_profile("h200");
-  // Without a table: an HBM pass of its bytes, no SM time.
-  hw.efficiency.router_topk = {};
-  const auto pass = kernel_work(hw, cost, models::DType::BF16, hw::AttentionImpl::FUSED);
-  EXPECT_EQ(pass.compute_ns, 0);
-  EXPECT_NEAR(pass.memory_ns, 2'621'440 / (hw.gpu.hbm_bw_Bps * hw.memory_efficiency(2'621'440)) * 1e9, 1e-9);
-  // With one: 8 us + 3.5 ns x 8192 = 36.672 us in all, kernel_min_us of it fixed; SM-bound, with its own
-  // factors beside comm.
-  hw.efficiency.router_topk = {{8}, {128}, {8e-6}, {3.5e-9}, {1.17}, {1.56}, "test"};
-  const auto timed = kernel_work(hw, cost, models::DType::BF16, hw::AttentionImpl::FUSED);
-  EXPECT_NEAR(timed.fixed_ns + timed.compute_ns, 36'672, 1e-6);
-  EXPECT_NEAR(timed.memory_ns, 2'621'440 / streaming_hbm_Bps(hw) * 1e9, 1e-9);
-  EXPECT_DOUBLE_EQ(timed.sm_fraction, 1);
-  EXPECT_DOUBLE_EQ(timed.comm_slowdown, 1.17);
-  EXPECT_DOUBLE_EQ(timed.comm_drag, 1.56);
 }

@@ -1,20 +1,17 @@
 #pragma once
 /**
- * @file Turns model-side kernel costs (FLOPs, bytes, shapes) into engine work on one GPU, and a
- * hardware profile into the engine's Platform. The only place where models meet hwprofiles.
+ * @file Turns model-side kernel costs (FLOPs, bytes, shapes) into engine work on one GPU: the kernel
+ * rates and host launch costs a hardware profile gives them.
  */
-#include <optional>
 #include <string>
 #include <vector>
 
 #include "moesim/hwprofiles/HwProfile.hpp"
 #include "moesim/models/DType.hpp"
 #include "moesim/models/OpCost.hpp"
-#include "moesim/sim/Platform.hpp"
-#include "moesim/sim/Power.hpp"
 #include "moesim/sim/Program.hpp"
 
-namespace moesim::schedules {
+namespace moesim::cost {
 
 /**
  * @brief Alone-on-the-GPU work of a kernel:
@@ -36,11 +33,13 @@ sim::KernelWork kernel_work(const hw::HwProfile& hw, const models::KernelCost& c
  * and collective traffic share in the engine. */
 double streaming_hbm_Bps(const hw::HwProfile& hw);
 
-/** @brief One kernel of a multi-kernel op, with its host launch cost. */
+/** @brief One kernel an op launches: its engine work, its host launch cost and the FLOPs it counts for MFU.
+ */
 struct KernelPiece {
   std::string name;
   sim::KernelWork work;
   double launch_ns = 0;
+  double flops = 0;
 };
 
 /**
@@ -59,11 +58,4 @@ double launch_ns(const hw::HwProfile& hw);
 /** @brief Host time to issue one copy of a copy-engine collective (ns); launch_ns when not calibrated. */
 double copy_launch_ns(const hw::HwProfile& hw);
 
-/** @brief The profile's board power model; nullopt when the profile has no power section. */
-std::optional<sim::PowerModel> power_model(const hw::HwProfile& hw);
-
-/** @brief The engine's machine: `nodes` nodes of the profile's node, its fabric, NICs and collective tables.
- */
-sim::Platform make_platform(const hw::HwProfile& hw, int nodes);
-
-}  // namespace moesim::schedules
+}  // namespace moesim::cost

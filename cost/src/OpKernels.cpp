@@ -1,0 +1,27 @@
+#include "moesim/cost/OpKernels.hpp"
+
+#include <algorithm>
+
+namespace moesim::cost {
+
+std::vector<KernelPiece> op_kernels(const OpCostInputs& in, models::LayerOp op, models::Pass pass,
+                                    const models::OpContext& context) {
+  std::vector<KernelPiece> pieces;
+  for (const models::KernelCost& k : models::layer_op_kernels(in.model, op, pass, context)) {
+    if (k.kind == models::KernelClass::ATTENTION && in.attention == hw::AttentionImpl::UNFUSED &&
+        pass == models::Pass::FORWARD) {
+      const std::int64_t head_sequences = context.tokens / std::max<std::int64_t>(context.seq_len, 1) *
+                                          (in.model.attention.heads / context.tp);
+      std::vector<KernelPiece> split = unfused_attention_pieces(in.hw, k, context.dtype, head_sequences);
+      if (!split.empty()) split.front().flops = k.flops;
+      pieces.insert(pieces.end(), std::make_move_iterator(split.begin()),
+                    std::make_move_iterator(split.end()));
+      continue;
+    }
+    pieces.push_back(
+        {k.name, kernel_work(in.hw, k, context.dtype, in.attention), launch_ns(in.hw, k), k.flops});
+  }
+  return pieces;
+}
+
+}  // namespace moesim::cost
