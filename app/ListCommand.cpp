@@ -6,7 +6,7 @@
 #include "Commands.hpp"
 #include "moesim/hwprofiles/ProfileLoader.hpp"
 #include "moesim/models/ModelSpec.hpp"
-#include "moesim/schedules/Simulation.hpp"
+#include "moesim/schedules/Registry.hpp"
 
 namespace moesim::app {
 
@@ -34,8 +34,8 @@ int list(const std::string& what) {
                                p.node.fabric.per_gpu_bw_Bps / 1e9);
     }
   } else {
-    for (const auto& s : schedules::schedule_catalog()) {
-      std::cout << s.name << ": " << s.description << "\n";
+    for (const auto& s : schedules::schedule_registry().all()) {
+      std::cout << s.name << ": " << s.help << "\n";
       for (const auto& o : s.options)
         std::cout << fmt::format("    --opt {}={}  {}\n", o.key, o.values, o.description);
     }

@@ -1,5 +1,8 @@
 #include "moesim/reports/ResultJson.hpp"
 
+#include <type_traits>
+#include <variant>
+
 #include "moesim/sim/Types.hpp"
 
 namespace moesim::reports {
@@ -11,6 +14,23 @@ double ms(double v) {
 }
 double pct(double v) {
   return std::round(v * 1e3) / 1e3;
+}
+
+/** A schedule family's figure group as a JSON object; times in ms are rounded like the headline ones. */
+nlohmann::json figures_json(const schedules::FigureGroup& g) {
+  nlohmann::json out = nlohmann::json::object();
+  for (const auto& f : g.values) {
+    std::visit(
+        [&](auto v) {
+          if constexpr (std::is_same_v<decltype(v), double>) {
+            out[f.name] = f.milliseconds ? ms(v) : v;
+          } else {
+            out[f.name] = v;
+          }
+        },
+        f.value);
+  }
+  return out;
 }
 
 std::string routing_text(const models::RoutingSpec& r) {
@@ -80,12 +100,8 @@ nlohmann::json metrics_json(const schedules::SimulationResult& r) {
   } else {
     m["power"] = {{"not_modeled", r.power.not_modeled_because}};
   }
-  if (r.kernels_per_rank > 0) {
-    m["flashmoe"] = {{"kernels_per_rank", r.kernels_per_rank},
-                     {"dispatch_bytes", r.dispatch_bytes},
-                     {"dispatch_routed_bytes", r.dispatch_routed_bytes},
-                     {"dispatch_padded_bytes", r.dispatch_padded_bytes},
-                     {"symmetric_tensor_bytes", r.symmetric_tensor_bytes}};
+  for (const auto& g : r.figures) {
+    if (g.in_metrics && !g.key.empty()) m[g.key] = figures_json(g);
   }
   if (r.repeat_layer_ms.size() > 1 || r.noise.scope != sim::JitterScope::NONE) {
     m["noise"] = {{"repeat", r.repeat_layer_ms.size()},
@@ -134,14 +150,8 @@ nlohmann::json result_json(const schedules::SimulationResult& r, const schedules
                      {"overlap_pct", pct(f.overlap_pct)}});
   }
   j["per_rank"] = ranks;
-  if (r.farskip_bound) {
-    const auto& b = *r.farskip_bound;
-    j["farskip_eq9"] = {{"dispatch_plus_combine_ms", ms(b.comm_ms())},
-                        {"overlappable_ms", ms(b.overlappable_ms())},
-                        {"layer_compute_ms", ms(b.layer_compute_ms)},
-                        {"routed_ms", ms(b.routed_ms)},
-                        {"gate_ms", ms(b.gate_ms)},
-                        {"holds", b.holds()}};
+  for (const auto& g : r.figures) {
+    if (!g.in_metrics && !g.key.empty()) j[g.key] = figures_json(g);
   }
   return j;
 }

@@ -54,14 +54,8 @@ void print_summary(std::ostream& out, const std::vector<const schedules::Simulat
       if (pct >= 0.5) line += fmt::format("{}{} {:.1f}%", line.empty() ? "" : ", ", cat, pct);
     }
     out << "# critical path (" << r->scenario.schedule << "): " << line << "\n";
-    if (r->kernels_per_rank > 0) {
-      out << fmt::format(
-          "# FlashMoE ({}): {} GPU ops/rank/layer, SM util {:.1f}%, Dispatch {:.4g} MB sent "
-          "(payload-efficient {:.4g}, "
-          "padded {:.4g}), symmetric tensor {:.4g} GiB/GPU\n",
-          r->scenario.schedule, r->kernels_per_rank, r->sm_util_pct, r->dispatch_bytes / 1e6,
-          r->dispatch_routed_bytes / 1e6, r->dispatch_padded_bytes / 1e6,
-          r->symmetric_tensor_bytes / (1024.0 * 1024 * 1024));
+    for (const auto& g : r->figures) {
+      for (const auto& text : g.summary) out << text << "\n";
     }
     if (r->repeat_layer_ms.size() > 1 || r->noise.scope != sim::JitterScope::NONE) {
       out << fmt::format(
@@ -79,14 +73,6 @@ void print_summary(std::ostream& out, const std::vector<const schedules::Simulat
           "uncapped){}\n",
           r->scenario.schedule, *slowest, *fastest > *slowest ? fmt::format("..{:.3f}", *fastest) : "",
           r->scenario.hw.power.limit_w, uncapped, r->power.converged ? "" : "; governor did not converge");
-    }
-    if (r->farskip_bound && r->scenario.schedule == "farskip") {
-      const auto& b = *r->farskip_bound;
-      out << fmt::format(
-          "# FarSkip Eq. (9), mean MoE layer: Dispatch+Combine {:.3f} ms {} overlappable compute {:.3f} ms "
-          "(layer compute {:.3f} - routed {:.3f} - gate {:.3f}): {}\n",
-          b.comm_ms(), b.holds() ? "<=" : ">", b.overlappable_ms(), b.layer_compute_ms, b.routed_ms,
-          b.gate_ms, b.holds() ? "holds" : "violated, comm cannot all hide");
     }
   }
 }

@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <numeric>
 
-#include "LayerModes.hpp"
 #include "moesim/common/Error.hpp"
 #include "moesim/cost/CostModel.hpp"
 #include "moesim/cost/OpKernels.hpp"
@@ -106,13 +105,13 @@ TrafficPlan plan_traffic(const Scenario& s) {
   return t;
 }
 
-ProgramBuilder::ProgramBuilder(const Scenario& scenario, const TrafficPlan& traffic, sim::Program& program)
+ProgramBuilder::ProgramBuilder(const Scenario& scenario, const TrafficPlan& traffic, sim::Program& program,
+                               sim::Transport all_to_all_transport)
     : s_(scenario),
       traffic_(traffic),
       program_(program),
       launch_ns_(cost::launch_ns(scenario.hw)),
-      all_to_all_transport_(copy_engine_transport(scenario.options) ? sim::Transport::COPY_ENGINE
-                                                                    : sim::Transport::SM_KERNEL) {}
+      all_to_all_transport_(all_to_all_transport) {}
 
 void ProgramBuilder::begin_rank(int rank) {
   rank_ = rank;

@@ -44,7 +44,9 @@ enum class Comm { DISPATCH, COMBINE, DISPATCH_BWD, COMBINE_BWD, ATTN_ALLREDUCE, 
 
 class ProgramBuilder {
  public:
-  ProgramBuilder(const Scenario& scenario, const TrafficPlan& traffic, sim::Program& program);
+  /** `all_to_all_transport`: how the layer's Dispatch/Combine move data (NCCL kernels or copy engines). */
+  ProgramBuilder(const Scenario& scenario, const TrafficPlan& traffic, sim::Program& program,
+                 sim::Transport all_to_all_transport = sim::Transport::SM_KERNEL);
 
   /** @brief Starts emitting for `rank` (its ops go in host order). */
   void begin_rank(int rank);
@@ -109,7 +111,7 @@ class ProgramBuilder {
   const TrafficPlan& traffic_;
   sim::Program& program_;
   double launch_ns_;
-  sim::Transport all_to_all_transport_;  ///< --opt transport: NCCL kernels or copy-engine peer copies
+  sim::Transport all_to_all_transport_;
   int rank_ = 0;
   std::vector<OpId> pending_waits_;
   OpId last_compute_ = NO_OP;

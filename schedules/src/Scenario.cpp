@@ -1,7 +1,6 @@
 #include "moesim/schedules/Scenario.hpp"
 
 #include "moesim/common/Error.hpp"
-#include "moesim/schedules/FoldMoe.hpp"
 
 namespace moesim::schedules {
 
@@ -55,40 +54,6 @@ void require(bool ok, const std::string& message) {
   if (!ok) throw ScheduleError(message);
 }
 
-/**
- * The FoldMoE paper's layout: TP+SP attention inside a node (tp GPUs), ep/tp such TP groups forming the
- * EP group of the MoE layers, all-to-all Dispatch/Combine; micro-batches split each rank's share of
- * every sequence evenly.
- */
-void validate_foldmoe(const Scenario& s) {
-  const auto& p = s.parallel;
-  const auto& w = s.workload;
-  const std::string tp = std::to_string(p.tp);
-  require(w.phase == Phase::FORWARD || w.phase == Phase::TRAIN,
-          "--schedule " + s.schedule + " models training: use --phase forward or train");
-  require(p.moe_comm == MoeComm::ALLTOALL,
-          "--schedule " + s.schedule + " models all-to-all Dispatch/Combine: use --moe-comm alltoall");
-  require(p.ep % p.tp == 0,
-          "--tp " + tp + " must divide --ep " + std::to_string(p.ep) + " (the EP group is ep/tp TP groups)");
-  require(s.hw.node.gpus_per_node % p.tp == 0, "--tp " + tp + " must divide the " +
-                                                   std::to_string(s.hw.node.gpus_per_node) +
-                                                   " GPUs of a node (TP+SP runs inside a node)");
-  require(w.seq_len % p.tp == 0, "--seq " + std::to_string(w.seq_len) + " must be a multiple of --tp " + tp +
-                                     " (sequence parallelism)");
-  require(s.degree >= 0, "--degree must be a positive number or auto");
-  require(s.options.empty(), "--schedule " + s.schedule + " takes no --opt options (its knob is --degree)");
-  if (!has_overlap_degree(s.schedule)) return;  // megatron runs d = 1 whatever --degree says
-  if (s.degree == 0) {
-    require(!candidate_degrees(s).empty(), "--degree auto found no d in [2, 16] with --seq " +
-                                               std::to_string(w.seq_len) +
-                                               " divisible by tp*d; give --degree N");
-    return;
-  }
-  require(w.seq_len % (std::int64_t{p.tp} * s.degree) == 0,
-          "--degree " + std::to_string(s.degree) + ": --seq " + std::to_string(w.seq_len) +
-              " must be a multiple of tp*d = " + std::to_string(p.tp * s.degree) +
-              " so that every MoE micro-batch splits evenly over the TP group");
-}
 }  // namespace
 
 void validate(const Scenario& s) {
@@ -103,20 +68,6 @@ void validate(const Scenario& s) {
           "--tokens " + std::to_string(w.tokens) + " is not divisible by --seq " + std::to_string(w.seq_len));
   require(w.layers >= 0 && w.layers <= m.layers,
           "--layers " + std::to_string(w.layers) + " exceeds the model's " + std::to_string(m.layers));
-  const bool fold = is_foldmoe_schedule(s.schedule);
-  if (fold) {
-    validate_foldmoe(s);
-  } else if (p.moe_comm == MoeComm::ALLREDUCE) {
-    require(p.tp == p.ep, "--moe-comm allreduce runs TP attention on the EP ranks: --tp must equal --ep");
-  } else {
-    require(p.tp == 1,
-            "--moe-comm alltoall models EP without attention TP (as the FarSkip paper's "
-            "training setup): use --tp 1");
-  }
-  require(fold || s.degree == 0,
-          "--degree applies to the foldmoe schedules (megatron, tutel, aaam, 1a1m, "
-          "1a1m-uniform), not to " +
-              s.schedule);
   require(m.attention.heads % p.tp == 0, "--tp " + std::to_string(p.tp) + " does not divide the " +
                                              std::to_string(m.attention.heads) + " attention heads");
   const int nodes = node_count(s);

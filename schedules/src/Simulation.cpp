@@ -4,197 +4,30 @@
 #include <cmath>
 #include <map>
 
-#include "FlashMoePlan.hpp"
-#include "FoldPipeline.hpp"
-#include "Layers.hpp"
+#include "OverlapBound.hpp"
 #include "moesim/common/Check.hpp"
 #include "moesim/common/Error.hpp"
 #include "moesim/cost/Machine.hpp"
-#include "moesim/schedules/FlashMoe.hpp"
-#include "moesim/schedules/FoldMoe.hpp"
+#include "moesim/schedules/Registry.hpp"
 #include "moesim/sim/Engine.hpp"
 
 namespace moesim::schedules {
 
-const std::vector<ScheduleInfo>& schedule_catalog() {
-  static const std::vector<OptionDoc> common = {
-      {"sync_splits", "on|off",
-       "Megatron's host sync for the all-to-all split sizes before Dispatch (default on)"},
-      {"shared_overlap", "on|off",
-       "unconverted layers run shared experts under Combine (default on; Megatron's default is off)"},
-      {"transport", "nccl|copy_engine",
-       "all-to-alls as NCCL/RCCL kernels (default; they hold SMs) or as peer copies by the copy engines (no "
-       "SMs; needs the profile's copy_engine all_to_all tables)"}};
-  static const OptionDoc flash_payload = {"payload", "efficient|padded",
-                                          "override the baseline's padding (NCCL ones pad to capacity)"};
-  static const std::vector<ScheduleInfo> catalog = {
-      {"regular",
-       "Blocking MoE communication: Dispatch/Combine all-to-alls (training) or TP/EP all-reduces (prefill); "
-       "shared experts overlap Combine",
-       common},
-      {"farskip",
-       "FarSkip-Collective connectivity (AMD, 2025): Dispatch overlaps core attention, Combine overlaps "
-       "shared "
-       "experts and the next layer's qkv; in prefill each all-reduce is waited for only before the next "
-       "sub-block of its kind",
-       {{"mode", "overlap|simple",
-         "overlap (default) or Primus' simple reference: FarSkip wiring, no overlap"},
-        {"parts", "all|attn_only|mlp_only",
-         "all (default); attn_only: only the attention input skips the MoE output; mlp_only: only the MoE "
-         "input skips the attention output"},
-        {"layers", "all|first:N|last:N", "which layers are converted (default all)"},
-        common[0],
-        common[1]}},
-      {"megatron",
-       "FoldMoE family baseline (Megatron-MoE): TP+SP attention, then Dispatch, experts and Combine of the "
-       "whole batch, nothing overlapped (d = 1)",
-       {}},
-      {"tutel",
-       "FoldMoE family: Tutel's MoE-only token pipeline; Dispatch, experts and Combine of d chunks overlap "
-       "(--degree N|auto)",
-       {}},
-      {"aaam",
-       "FoldMoE family (FoldMoE §3): attention-MoE pipeline over d token micro-batches, all attention slices "
-       "first, then all MoE micro-batches (--degree N|auto)",
-       {}},
-      {"1a1m",
-       "FoldMoE family (FoldMoE §4.1): attention-MoE pipeline interleaving one attention slice and one MoE "
-       "micro-batch (--degree N|auto)",
-       {}},
-      {"1a1m-uniform",
-       "FoldMoE (FoldMoE §4.2): 1a1m with Algorithm 1's quick-start time-uniform attention slices and a "
-       "token buffer in front of d uniform MoE micro-batches (--degree N|auto)",
-       {}},
-      {"megakernel",
-       "FlashMoE (NeurIPS'25): one persistent kernel per GPU per MoE layer; fused gate; GEMM0/GEMM1/combine "
-       "tile "
-       "tasks on blocks-1 processors; one-sided per-tile Dispatch/Combine, no barrier (forward, one MoE "
-       "layer)",
-       {{"blocks", "N", "thread blocks, one per SM (default: the GPU's SMs); blocks-1 are processors"},
-        {"tile_m", "N", "tile rows bM (default 128)"},
-        {"tile_n", "N", "tile columns bN (default 64)"},
-        {"payload", "efficient|padded", "send routed rows only (default) or pad every expert to capacity"},
-        {"math", "dtype|tf32", "GEMM tiles at the --dtype peak (default) or on TF32 tensor cores"},
-        {"task_ns", "N", "per-task dispatch cost (default 569: measured persistent-kernel queue on H100)"}}},
-      {"comet",
-       "FlashMoE baseline: COMET, 33 GPU ops/layer (Table 1), peer copies, experts as grouped GEMMs",
-       {flash_payload}},
-      {"megatron-cutlass",
-       "FlashMoE baseline: Megatron-LM + CUTLASS grouped GEMM, 85 GPU ops, NCCL all-to-all",
-       {flash_payload}},
-      {"megatron-te",
-       "FlashMoE baseline: Megatron-LM + Transformer Engine, 261 GPU ops, NCCL all-to-all",
-       {flash_payload}},
-      {"megatron-deepep",
-       "FlashMoE baseline: Megatron-LM + DeepEP, 432 GPU ops, NVSHMEM dispatch kernels",
-       {flash_payload}},
-      {"deepspeed-moe",
-       "FlashMoE baseline: DeepSpeed-MoE, 550 GPU ops, NCCL all-to-all, capacity padding",
-       {flash_payload}},
-      {"fastermoe",
-       "FlashMoE baseline: FasterMoE, N-1 pairwise exchange rounds pipelined with expert chunks",
-       {flash_payload}},
-  };
-  return catalog;
-}
-
 namespace {
 
-const ScheduleInfo& find_schedule(const std::string& name) {
-  for (const auto& info : schedule_catalog()) {
-    if (info.name == name) return info;
+/** Rejects what no schedule can run, then what this one cannot (its options, --degree, its own rules). */
+void validate_for(const Scenario& s, const Schedule& schedule) {
+  validate(s);
+  check_options(s, schedule);
+  if (s.degree < 0) throw ScheduleError("--degree must be a positive number or auto");
+  if (s.degree != 0 && !schedule.takes_degree) {
+    std::string takers;
+    for (const auto& other : schedule_registry().all())
+      if (other.takes_degree) takers += (takers.empty() ? "" : ", ") + other.name;
+    throw ScheduleError("--degree applies to the token-pipeline schedules (" + takers + "), not to " +
+                        s.schedule);
   }
-  std::string names;
-  for (const auto& info : schedule_catalog()) names += (names.empty() ? "" : ", ") + info.name;
-  throw ConfigError("", "--schedule", "= \"" + name + "\": unknown schedule (known: " + names + ")");
-}
-
-struct Built {
-  std::shared_ptr<sim::Program> program;
-  double flops_rank0 = 0;
-  bool symmetric = false;
-  int degree = 0;
-  std::vector<std::int64_t> attention_slices;
-  detail::FlashBuilt flash;
-};
-
-Built build(const Scenario& s) {
-  find_schedule(s.schedule);
-  if (is_flashmoe_schedule(s.schedule)) {
-    if (s.workload.phase != Phase::FORWARD)
-      throw ConfigError("", "--phase",
-                        "= " + to_string(s.workload.phase) + ": --schedule " + s.schedule +
-                            " models one MoE layer's forward pass: use --phase forward");
-    Built out;
-    out.flash = s.schedule == "megakernel" ? detail::build_megakernel(s) : detail::build_flash_baseline(s);
-    out.program = out.flash.program;
-    out.flops_rank0 = out.flash.flops_rank0;
-    out.symmetric = out.flash.symmetric;
-    return out;
-  }
-  if (is_foldmoe_schedule(s.schedule)) {
-    auto fold = detail::build_foldmoe(s);
-    return Built{fold.program, fold.flops_rank0, fold.symmetric, fold.degree, fold.slices, {}};
-  }
-  const bool farskip = s.schedule == "farskip";
-  const int layers = simulated_layers(s);
-  auto modes = detail::layer_modes(farskip, s.options, layers);
-  const bool sync = detail::sync_splits(s.options);
-  auto traffic = detail::plan_traffic(s);
-  Built out;
-  out.symmetric = traffic.symmetric;
-  out.program = std::make_shared<sim::Program>(group_size(s), traffic.symmetric);
-  detail::ProgramBuilder b(s, traffic, *out.program);
-  for (int r : out.program->simulated_ranks()) {
-    b.begin_rank(r);
-    if (s.parallel.moe_comm == MoeComm::ALLREDUCE) {
-      detail::allreduce_forward(b, modes);
-    } else {
-      detail::alltoall_forward(b, modes, sync);
-      if (s.workload.phase == Phase::TRAIN) detail::alltoall_backward(b, modes);
-    }
-  }
-  out.flops_rank0 = b.flops(0);
-  return out;
-}
-
-/** Eq. (9) terms from the forward ops of each MoE layer on rank 0 (durations as simulated). */
-std::optional<FarSkipBound> farskip_bound(const SimulationResult& r) {
-  std::map<int, FarSkipBound> per_layer;
-  const auto& ops = r.program->ops();
-  for (std::size_t i = 0; i < ops.size(); ++i) {
-    const auto& op = ops[i];
-    if (op.rank != 0 || op.kind == sim::OpKind::HOST) continue;
-    const int layer = op.origin.layer;
-    if (op.origin.backward || layer < 0 || !r.scenario.model.is_moe_layer(layer)) continue;
-    const auto& t = r.run.ops[i];
-    auto& b = per_layer[layer];
-    if (op.kind != sim::OpKind::COLLECTIVE && op.kind != sim::OpKind::KERNEL) continue;
-    if (op.is_comm()) {
-      double ms = static_cast<double>(t.end - t.data_start) / 1e6;
-      if (op.category == "dispatch") b.dispatch_ms += ms;
-      if (op.category == "combine") b.combine_ms += ms;
-      continue;
-    }
-    double ms = static_cast<double>(t.end - t.start) / 1e6;
-    b.layer_compute_ms += ms;
-    if (op.category == "routed_experts") b.routed_ms += ms;
-    if (op.category == "gate") b.gate_ms += ms;
-  }
-  if (per_layer.empty() || r.scenario.parallel.moe_comm != MoeComm::ALLTOALL) return std::nullopt;
-  FarSkipBound mean;
-  for (const auto& [layer, b] : per_layer) {
-    mean.dispatch_ms += b.dispatch_ms;
-    mean.combine_ms += b.combine_ms;
-    mean.layer_compute_ms += b.layer_compute_ms;
-    mean.routed_ms += b.routed_ms;
-    mean.gate_ms += b.gate_ms;
-  }
-  const double n = static_cast<double>(per_layer.size());
-  for (double* v :
-       {&mean.dispatch_ms, &mean.combine_ms, &mean.layer_compute_ms, &mean.routed_ms, &mean.gate_ms})
-    *v /= n;
-  return mean;
+  if (schedule.validate) schedule.validate(s);
 }
 
 /** Share of SM-time with a resident block, per rank, averaged (see SimulationResult::sm_util_pct). */
@@ -229,8 +62,8 @@ std::optional<sim::PowerModel> capped_power_model(SimulationResult& r) {
     r.power.not_modeled_because = "--power off";
   } else if (!model) {
     r.power.not_modeled_because = "profile '" + s.hw.name + "' has no power section";
-  } else if (is_flashmoe_schedule(s.schedule)) {
-    r.power.not_modeled_because = "persistent-kernel tasks carry no FLOP count";
+  } else if (const std::string& why = find_schedule(s.schedule).power_not_modeled; !why.empty()) {
+    r.power.not_modeled_because = why;
   } else {
     r.power.modeled = true;
     return model;
@@ -273,30 +106,21 @@ sim::RunResult run_repeats(const sim::Platform& platform, const sim::Program& pr
   return first;
 }
 
-SimulationResult simulate_one(const Scenario& scenario) {
-  validate(scenario);
+SimulationResult simulate_one(const Scenario& scenario, const Schedule& schedule) {
+  validate_for(scenario, schedule);
   SimulationResult r;
   r.scenario = scenario;
-  Built built = build(scenario);
+  BuiltProgram built = schedule.build(scenario);
   r.program = built.program;
-  r.symmetric = built.symmetric;
+  r.symmetric = built.program->is_symmetric();
   r.world = group_size(scenario);
-  r.layers = is_flashmoe_schedule(scenario.schedule) ? 1 : simulated_layers(scenario);
+  r.layers = built.layers;
+  r.degree = built.degree;
   sim::check_acyclic(*r.program);
   sim::Platform platform = cost::make_platform(scenario.hw, node_count(scenario));
   r.noise = resolve_noise(scenario);
   r.run = run_repeats(platform, *r.program, r);
   r.analysis = sim::analyze(*r.program, r.run);
-  r.kernels_per_rank = built.flash.kernels_per_rank;
-  r.dispatch_bytes = built.flash.network_bytes;
-  r.dispatch_routed_bytes = built.flash.routed_bytes;
-  r.dispatch_padded_bytes = built.flash.padded_bytes;
-  if (scenario.schedule == "megakernel") {
-    const int tile_m = detail::option_int(scenario, "tile_m", 128, 16, 1024);
-    r.symmetric_tensor_bytes =
-        symmetric_tensor_bytes(scenario.workload.tokens, scenario.model.moe.experts, scenario.model.hidden,
-                               models::bytes_per_element(scenario.workload.dtype), tile_m);
-  }
   r.step_ms = static_cast<double>(r.run.makespan_ns) / 1e6;
   r.layer_ms = r.step_ms / r.layers;
   for (const auto& m : r.analysis.ranks) {
@@ -316,36 +140,42 @@ SimulationResult simulate_one(const Scenario& scenario) {
   r.sm_busy_pct = r.step_ms > 0 ? 100.0 * r.compute_ms / r.step_ms : 0.0;
   const double peak = scenario.hw.peak_flops(models::to_string(scenario.workload.dtype));
   r.mfu_pct = r.step_ms > 0 ? 100.0 * built.flops_rank0 / (r.step_ms / 1e3 * peak) : 0.0;
-  const bool replicated = scenario.parallel.moe_comm == MoeComm::ALLREDUCE;
-  // foldmoe: workload.tokens belong to one TP group, and the EP group holds ep/tp of them.
-  const int holders = is_foldmoe_schedule(scenario.schedule) ? r.world / scenario.parallel.tp : r.world;
-  const double tokens =
-      static_cast<double>(scenario.workload.tokens) * (replicated ? 1 : holders) * scenario.parallel.dp;
+  const double tokens = built.tokens_per_step * scenario.parallel.dp;
   r.tokens_per_s = r.step_ms > 0 ? tokens / (r.step_ms / 1e3) : 0.0;
-  r.farskip_bound = farskip_bound(r);
   r.sm_util_pct = sm_util_pct(r, platform.gpu);
-  r.degree = built.degree;
-  r.attention_slices = std::move(built.attention_slices);
+  r.figures = std::move(built.figures);
+  if (auto eq9 = detail::farskip_eq9(r)) r.figures.push_back(std::move(*eq9));
+  if (schedule.figures) {
+    for (FigureGroup& g : schedule.figures(r)) r.figures.push_back(std::move(g));
+  }
   return r;
 }
 
 }  // namespace
 
+const FigureGroup* SimulationResult::figure_group(const std::string& key) const {
+  for (const FigureGroup& g : figures) {
+    if (!key.empty() && g.key == key) return &g;
+  }
+  return nullptr;
+}
+
 SimulationResult simulate(const Scenario& input) {
   Scenario scenario = input;
   if (scenario.noise.scope != sim::JitterScope::NONE) scenario.per_rank = true;  // stragglers differ per rank
-  validate(scenario);
-  if (scenario.degree != 0 || !has_overlap_degree(scenario.schedule)) return simulate_one(scenario);
+  const Schedule& schedule = find_schedule(scenario.schedule);
+  validate_for(scenario, schedule);
+  if (scenario.degree != 0 || !schedule.degrees) return simulate_one(scenario, schedule);
   std::vector<std::pair<int, double>> curve;
   std::optional<SimulationResult> best;
-  for (int d : candidate_degrees(scenario)) {
+  for (int d : schedule.degrees(scenario)) {
     Scenario at = scenario;
     at.degree = d;
-    SimulationResult r = simulate_one(at);
+    SimulationResult r = simulate_one(at, schedule);
     curve.emplace_back(d, r.step_ms);
     if (!best || r.step_ms < best->step_ms) best = std::move(r);
   }
-  MOE_CHECK(best.has_value()) << "validate() admits no foldmoe scenario without a candidate degree";
+  MOE_CHECK(best.has_value()) << "a schedule's validate() admits no --degree auto without a candidate degree";
   best->degree_curve = std::move(curve);
   return std::move(*best);
 }

@@ -1,7 +1,7 @@
 #pragma once
 /**
- * @file The FlashMoE family (shared/seeds/003): the `megakernel` schedule, the multi-kernel baselines
- * the paper measured it against, and the figures the paper reports for them.
+ * @file Figures of the FlashMoE paper (shared/seeds/003) that do not need a simulation; its schedules
+ * (the megakernel and the multi-kernel baselines) register in schedules/src/flashmoe/.
  */
 #include <cstdint>
 #include <string>
@@ -10,21 +10,6 @@
 #include "moesim/schedules/Scenario.hpp"
 
 namespace moesim::schedules {
-
-/** @brief True for megakernel and its baselines (comet, megatron-*, deepspeed-moe, fastermoe). */
-bool is_flashmoe_schedule(const std::string& schedule);
-
-/** @brief The FlashMoE baselines, in Table 1 order, then fastermoe. */
-const std::vector<std::string>& flashmoe_baselines();
-
-/**
- * @brief GPU operations one rank launches per MoE layer forward: fixed + per_expert · local_experts.
- * At 32 local experts (Table 1's 2 A100s x 32 experts) this is FlashMoE Table 1: comet 33,
- * megatron-cutlass 85, megatron-te 261, megatron-deepep 432, deepspeed-moe 550; megakernel 1. The split
- * into fixed and per-expert parts, and fastermoe's count, are estimates (see FlashBaselines.cpp).
- * @throws ConfigError for a schedule outside the family.
- */
-int flashmoe_kernel_count(const std::string& schedule, int local_experts);
 
 /**
  * @brief Bytes of FlashMoE's symmetric tensor L (§3.2, §3.2.1): 4 · E · C' · H · element, with

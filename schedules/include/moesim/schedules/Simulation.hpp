@@ -7,40 +7,13 @@
 #include <utility>
 #include <vector>
 
+#include "moesim/schedules/Figures.hpp"
 #include "moesim/schedules/Scenario.hpp"
 #include "moesim/sim/Analysis.hpp"
 #include "moesim/sim/Program.hpp"
 #include "moesim/sim/RunResult.hpp"
 
 namespace moesim::schedules {
-
-/** @brief A schedule option, for `moesim list schedules` and error messages. */
-struct OptionDoc {
-  std::string key;
-  std::string values;
-  std::string description;
-};
-
-/** @brief A registered schedule family. */
-struct ScheduleInfo {
-  std::string name;
-  std::string description;
-  std::vector<OptionDoc> options;
-};
-
-/** @brief Every schedule `--schedule` accepts. */
-const std::vector<ScheduleInfo>& schedule_catalog();
-
-/**
- * @brief FarSkip paper Eq. (9), per MoE layer of the forward pass, averaged over MoE layers:
- * T_Dispatch + T_Combine <= T_layer − (T_routed + T_gate), with T_layer the layer's compute time.
- */
-struct FarSkipBound {
-  double dispatch_ms = 0, combine_ms = 0, layer_compute_ms = 0, routed_ms = 0, gate_ms = 0;
-  double comm_ms() const { return dispatch_ms + combine_ms; }
-  double overlappable_ms() const { return layer_compute_ms - (routed_ms + gate_ms); }
-  bool holds() const { return comm_ms() <= overlappable_ms(); }
-};
 
 /** @brief Headline figures of one rank (ms). */
 struct RankFigures {
@@ -78,27 +51,23 @@ struct SimulationResult {
   double mfu_pct = 0;          ///< model FLOPs per rank / (step · dense peak)
   double tokens_per_s = 0;     ///< tokens of all ranks (× dp) per second of step
   std::vector<RankFigures> ranks;
-  std::optional<FarSkipBound> farskip_bound;
-  /** @brief foldmoe schedules: the overlap degree d simulated (megatron: 1); 0 for other schedules. */
+  /** @brief The overlap degree d the program ran at (megatron: 1); 0 for schedules without one. */
   int degree = 0;
   /** @brief `--degree auto`: (d, step_ms) of every candidate simulated, in increasing d; else empty. */
   std::vector<std::pair<int, double>> degree_curve;
-  /** @brief foldmoe schedules: attention slice lengths of one sequence in each MoE block (Algorithm 1's S).
-   */
-  std::vector<std::int64_t> attention_slices;
   /**
    * @brief Share of SM-time with a resident block, mean over ranks (FlashMoE Fig. 9's definition):
    * Σ kernel time x its SM share (sm_fraction; comm_sms/SMs for SM-driven collectives; pool_sms/SMs for
    * a persistent kernel) / step time, capped at 100.
    */
   double sm_util_pct = 0;
-  /** @brief FlashMoE family: GPU ops rank 0 launches per layer (Table 1); 0 for other schedules. */
-  int kernels_per_rank = 0;
-  /** @brief FlashMoE family: Dispatch bytes that cross the network (all ranks), as sent, if
-   * payload-efficient, and if padded to capacity (0 without a capacity factor). */
-  double dispatch_bytes = 0, dispatch_routed_bytes = 0, dispatch_padded_bytes = 0;
-  /** @brief FlashMoE family: bytes of the symmetric tensor L per GPU (§3.2) with this scenario's tile_m. */
-  double symmetric_tensor_bytes = 0;
+  /**
+   * @brief Figures beyond the generic ones: FarSkip Eq. (9) for every all-to-all run, and what the
+   * schedule's family adds (FlashMoE's GPU op counts and Dispatch bytes...), in summary order.
+   */
+  std::vector<FigureGroup> figures;
+  /** @brief The figure group with JSON key `key`, or nullptr. */
+  const FigureGroup* figure_group(const std::string& key) const;
   /** @brief Monte-Carlo runs (`--repeat`): per-run layer time, and its p50/p95 (nearest rank). */
   std::vector<double> repeat_layer_ms;
   double layer_ms_p50 = 0, layer_ms_p95 = 0;
@@ -108,9 +77,10 @@ struct SimulationResult {
 };
 
 /**
- * @brief Validates, builds and runs. ConfigError/ScheduleError for bad input. A foldmoe schedule with an
- * overlap degree and scenario.degree 0 is simulated at every candidate_degrees() d; the fastest is
- * returned, with the whole curve in degree_curve (ties go to the smaller d).
+ * @brief Validates, builds with the scenario's registered schedule, and runs. ConfigError/ScheduleError
+ * for bad input. A schedule that searches its overlap degree, with scenario.degree 0, is simulated at
+ * every candidate d; the fastest is returned, with the whole curve in degree_curve (ties go to the
+ * smaller d).
  */
 SimulationResult simulate(const Scenario& scenario);
 

@@ -2,6 +2,7 @@
 #include <algorithm>
 #include <map>
 #include <numeric>
+#include <optional>
 
 #include "FlashMoePlan.hpp"
 #include "moesim/common/Error.hpp"
@@ -35,25 +36,43 @@ namespace {
 
 enum class Transport { NCCL, DEEPEP, COPY, PAIRWISE };
 
+/**
+ * GPU ops one rank launches per layer = fixed + per_expert · local experts. At 32 local experts the totals
+ * are FlashMoE Table 1 (Nsight Systems, 2 A100s x 32 experts). The split is an estimate (E): per_expert
+ * counts the kernels a framework launches per local expert (sequential expert GEMMs, activation, casts
+ * and bookkeeping); grouped-GEMM implementations launch few of them.
+ */
+struct Table1Count {
+  int fixed = 0;
+  int per_expert = 0;
+};
+
 struct Baseline {
   const char* name;
+  const char* help;
   Transport transport;
   bool per_expert_gemms;
   bool padded;
   bool host_sync;  ///< Megatron's all-to-all dispatcher copies split sizes to the host before Dispatch
+  /// Table 1's count; fastermoe, which is not in Table 1, launches its own kernels plus `fillers_per_expert`
+  std::optional<Table1Count> table1;
+  int fillers_per_expert = 0;
 };
 
-constexpr Baseline kBaselines[] = {
-    {"comet", Transport::COPY, false, false, false},
-    {"megatron-cutlass", Transport::NCCL, false, true, true},
-    {"megatron-te", Transport::NCCL, true, true, true},
-    {"megatron-deepep", Transport::DEEPEP, true, false, true},
-    {"deepspeed-moe", Transport::NCCL, true, true, false},
-    {"fastermoe", Transport::PAIRWISE, false, false, false},
+const Baseline kBaselines[] = {
+    {"comet", "FlashMoE baseline: COMET, 33 GPU ops/layer (Table 1), peer copies, experts as grouped GEMMs",
+     Transport::COPY, false, false, false, Table1Count{33, 0}},  // 33 = 33 + 0·32: GEMM and comm fused
+    {"megatron-cutlass", "FlashMoE baseline: Megatron-LM + CUTLASS grouped GEMM, 85 GPU ops, NCCL all-to-all",
+     Transport::NCCL, false, true, true, Table1Count{21, 2}},  // 85 = 21 + 2·32: CUTLASS grouped GEMM
+    {"megatron-te", "FlashMoE baseline: Megatron-LM + Transformer Engine, 261 GPU ops, NCCL all-to-all",
+     Transport::NCCL, true, true, true, Table1Count{37, 7}},  // 261 = 37 + 7·32: per-expert GEMMs + casts
+    {"megatron-deepep", "FlashMoE baseline: Megatron-LM + DeepEP, 432 GPU ops, NVSHMEM dispatch kernels",
+     Transport::DEEPEP, true, false, true, Table1Count{48, 12}},  // 432 = 48 + 12·32
+    {"deepspeed-moe", "FlashMoE baseline: DeepSpeed-MoE, 550 GPU ops, NCCL all-to-all, capacity padding",
+     Transport::NCCL, true, true, false, Table1Count{38, 16}},  // 550 = 38 + 16·32
+    {"fastermoe", "FlashMoE baseline: FasterMoE, N-1 pairwise exchange rounds pipelined with expert chunks",
+     Transport::PAIRWISE, false, false, false, std::nullopt, 2},  // (E) 2 bookkeeping kernels per expert
 };
-
-/** fastermoe is not in Table 1: its own kernels plus 2 bookkeeping kernels per local expert (E). */
-constexpr int kFasterMoeFillersPerExpert = 2;
 
 class Emitter {
  public:
@@ -160,13 +179,6 @@ models::OpContext context(const Scenario& s, const FlashPlan& p, int r, int src)
 
 namespace {
 
-const Baseline& find_baseline(const std::string& name) {
-  for (const auto& cand : kBaselines) {
-    if (name == cand.name) return cand;
-  }
-  throw ConfigError("", "--schedule", "= \"" + name + "\": not a FlashMoE baseline");
-}
-
 /** One baseline layer over all simulated ranks, phase by phase (a rank may wait on another's op). */
 class BaselineBuilder {
  public:
@@ -193,11 +205,7 @@ class BaselineBuilder {
     FlashBuilt out;
     out.program = prog_;
     out.flops_rank0 = em_.flops0;
-    out.symmetric = prog_->is_symmetric();
     out.kernels_per_rank = em_.count[0];
-    out.network_bytes = p_.network_bytes();
-    out.routed_bytes = p_.routed_network_bytes();
-    out.padded_bytes = p_.padded_network_bytes();
     return out;
   }
 
@@ -276,11 +284,11 @@ class BaselineBuilder {
   /** Unpermute, then the rest of the layer's Table 1 GPU ops as bookkeeping kernels. */
   void epilogue(int r) {
     OpId u = em_.op(r, LayerOp::UNPERMUTE, context(s_, p_, r, -1), "permute", home_[at(r)]);
-    const int target = s_.schedule == "fastermoe" ? em_.count[at(r)] + kFasterMoeFillersPerExpert * p_.local
-                                                  : flashmoe_kernel_count(s_.schedule, p_.local);
+    const int target = b_.table1 ? b_.table1->fixed + b_.table1->per_expert * p_.local
+                                 : em_.count[at(r)] + b_.fillers_per_expert * p_.local;
     const int missing = target - em_.count[at(r)];
     if (missing < 0)
-      throw InternalError(s_.schedule + " launches more kernels than its Table 1 count allows");
+      throw InternalError(std::string(b_.name) + " launches more kernels than its Table 1 count allows");
     em_.fillers(r, missing, {u});
   }
 
@@ -293,11 +301,7 @@ class BaselineBuilder {
   std::vector<std::vector<OpId>> home_;
 };
 
-}  // namespace
-
-FlashBuilt build_flash_baseline(const Scenario& s) {
-  const Baseline& b = find_baseline(s.schedule);
-  check_options(s, {"payload"});
+BuiltProgram build_flash_baseline(const Scenario& s, const Baseline& b) {
   const std::string pay =
       option_choice(s, "payload", {b.padded ? "padded" : "efficient", b.padded ? "efficient" : "padded"});
   // Without a capacity factor there is nothing to pad to: the default then sends routed rows; asking for
@@ -306,7 +310,28 @@ FlashBuilt build_flash_baseline(const Scenario& s) {
       plan_flash(s, pay == "padded" && (s.workload.capacity_factor > 0 || s.options.count("payload") > 0));
   const bool full =
       !plan.symmetric || b.transport == Transport::COPY || s.noise.scope != sim::JitterScope::NONE;
-  return BaselineBuilder(s, b, std::move(plan), full).build();
+  FlashBuilt built = BaselineBuilder(s, b, plan, full).build();
+  return flash_result(s, plan, std::move(built));
 }
 
+}  // namespace
 }  // namespace moesim::schedules::detail
+
+namespace moesim::schedules::families {
+
+void flashmoe_baselines(ScheduleRegistry& registry) {
+  for (const detail::Baseline& b : detail::kBaselines) {
+    Schedule schedule;
+    schedule.name = b.name;
+    schedule.help = b.help;
+    schedule.options = {
+        {"payload", "efficient|padded", "override the baseline's padding (NCCL ones pad to capacity)"}};
+    schedule.validate = detail::validate_flash;
+    schedule.build = [&b](const Scenario& s) { return detail::build_flash_baseline(s, b); };
+    schedule.figures = detail::flash_summary;
+    schedule.power_not_modeled = detail::kFlashPowerNotModeled;
+    registry.add(std::move(schedule));
+  }
+}
+
+}  // namespace moesim::schedules::families

@@ -5,7 +5,9 @@
 #include <string>
 #include <vector>
 
+#include "moesim/schedules/Registry.hpp"
 #include "moesim/schedules/Scenario.hpp"
+#include "moesim/schedules/Simulation.hpp"
 #include "moesim/sim/Program.hpp"
 
 namespace moesim::schedules::detail {
@@ -42,21 +44,27 @@ FlashPlan plan_flash(const Scenario& s, bool padded);
 int option_int(const Scenario& s, const std::string& key, int fallback, int lo, int hi);
 /** @brief `--opt key=V` among `choices` (first is the default); ConfigError listing them. */
 std::string option_choice(const Scenario& s, const std::string& key, const std::vector<std::string>& choices);
-/** @brief Rejects options outside `known` (ConfigError naming the first unknown key). */
-void check_options(const Scenario& s, const std::vector<std::string>& known);
-
-/** @brief What a FlashMoE-family builder produced. */
+/** @brief What a FlashMoE-family builder produced beside its program. */
 struct FlashBuilt {
   std::shared_ptr<sim::Program> program;
   double flops_rank0 = 0;
-  bool symmetric = false;
-  int kernels_per_rank = 0;  ///< host-launched GPU ops of rank 0
-  double network_bytes = 0;  ///< Dispatch bytes crossing the network, all ranks
-  double routed_bytes = 0;   ///< payload-efficient Dispatch bytes
-  double padded_bytes = 0;   ///< capacity-padded Dispatch bytes (0 without a capacity factor)
+  int kernels_per_rank = 0;           ///< host-launched GPU ops of rank 0
+  double symmetric_tensor_bytes = 0;  ///< the megakernel's symmetric tensor L per GPU (0 for baselines)
 };
 
-FlashBuilt build_megakernel(const Scenario& s);
-FlashBuilt build_flash_baseline(const Scenario& s);
+/**
+ * @brief The family's result: one MoE layer of s.parallel.ep ranks, with the "flashmoe" figure group
+ * (GPU ops per rank, Dispatch bytes as sent / payload-efficient / padded, symmetric tensor).
+ */
+BuiltProgram flash_result(const Scenario& s, const FlashPlan& plan, FlashBuilt built);
+
+/** @brief The family's rules: one MoE layer's forward pass, all-to-all MoE, no attention TP. */
+void validate_flash(const Scenario& s);
+
+/** @brief The family's summary line, from its figure group and the run's SM utilisation. */
+std::vector<FigureGroup> flash_summary(const SimulationResult& r);
+
+/** @brief Why the power cap does not apply to the family's programs. */
+inline const char* const kFlashPowerNotModeled = "persistent-kernel tasks carry no FLOP count";
 
 }  // namespace moesim::schedules::detail

@@ -5,6 +5,7 @@
 #include "FlashMoePlan.hpp"
 #include "moesim/common/Error.hpp"
 #include "moesim/cost/CostModel.hpp"
+#include "moesim/schedules/FlashMoe.hpp"
 
 namespace moesim::schedules::detail {
 
@@ -68,7 +69,6 @@ namespace {
 class MegakernelBuilder {
  public:
   explicit MegakernelBuilder(const Scenario& s) : s_(s) {
-    check_options(s, {"blocks", "tile_m", "tile_n", "payload", "math", "task_ns"});
     const auto& hw = s.hw;
     blocks_ = option_int(s, "blocks", hw.gpu.sm_count, 2, hw.gpu.sm_count);
     bm_ = option_int(s, "tile_m", 128, 16, 1024);
@@ -103,11 +103,12 @@ class MegakernelBuilder {
                         {0, false, "unpermute"});
     }
     out_.kernels_per_rank = 1;
-    out_.network_bytes = p_.network_bytes();
-    out_.routed_bytes = p_.routed_network_bytes();
-    out_.padded_bytes = p_.padded_network_bytes();
+    out_.symmetric_tensor_bytes = symmetric_tensor_bytes(p_.tokens, p_.experts, p_.hidden,
+                                                         models::bytes_per_element(s_.workload.dtype), bm_);
     return std::move(out_);
   }
+
+  const FlashPlan& plan() const { return p_; }
 
  private:
   sim::Program& prog() { return *out_.program; }
@@ -176,9 +177,35 @@ class MegakernelBuilder {
 };
 
 }  // namespace
+}  // namespace moesim::schedules::detail
 
-FlashBuilt build_megakernel(const Scenario& s) {
-  return MegakernelBuilder(s).build();
+namespace moesim::schedules::families {
+
+void megakernel(ScheduleRegistry& registry) {
+  Schedule schedule;
+  schedule.name = "megakernel";
+  schedule.help =
+      "FlashMoE (NeurIPS'25): one persistent kernel per GPU per MoE layer; fused gate; "
+      "GEMM0/GEMM1/combine "
+      "tile tasks on blocks-1 processors; one-sided per-tile Dispatch/Combine, no barrier (forward, "
+      "one MoE "
+      "layer)";
+  schedule.options = {
+      {"blocks", "N", "thread blocks, one per SM (default: the GPU's SMs); blocks-1 are processors"},
+      {"tile_m", "N", "tile rows bM (default 128)"},
+      {"tile_n", "N", "tile columns bN (default 64)"},
+      {"payload", "efficient|padded", "send routed rows only (default) or pad every expert to capacity"},
+      {"math", "dtype|tf32", "GEMM tiles at the --dtype peak (default) or on TF32 tensor cores"},
+      {"task_ns", "N", "per-task dispatch cost (default 569: measured persistent-kernel queue on H100)"}};
+  schedule.validate = detail::validate_flash;
+  schedule.build = [](const Scenario& s) {
+    detail::MegakernelBuilder builder(s);
+    detail::FlashBuilt built = builder.build();
+    return detail::flash_result(s, builder.plan(), std::move(built));
+  };
+  schedule.figures = detail::flash_summary;
+  schedule.power_not_modeled = detail::kFlashPowerNotModeled;
+  registry.add(std::move(schedule));
 }
 
-}  // namespace moesim::schedules::detail
+}  // namespace moesim::schedules::families

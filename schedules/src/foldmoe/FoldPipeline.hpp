@@ -30,10 +30,20 @@
 #include <string>
 #include <vector>
 
+#include "moesim/schedules/Registry.hpp"
 #include "moesim/schedules/Scenario.hpp"
 #include "moesim/sim/Program.hpp"
 
 namespace moesim::schedules::detail {
+
+/** @brief How a FoldMoE-family schedule slices attention and the MoE layer. */
+enum class FoldStyle {
+  WHOLE,               ///< attention, then the MoE layer, whole (Megatron-MoE, d = 1)
+  MOE_ONLY,            ///< attention whole; Dispatch/experts/Combine pipelined over d chunks (Tutel)
+  ALL_THEN_ALL,        ///< d attention slices, then d MoE micro-batches (aAaM)
+  ONE_BY_ONE,          ///< one attention slice, one MoE micro-batch, interleaved (1A1M, §4.1)
+  ONE_BY_ONE_UNIFORM,  ///< 1A1M with Algorithm 1's time-uniform attention slices and a token buffer (§4.2)
+};
 
 /** @brief A stage of one MoE block in host (launch) order. */
 enum class FoldStage { ATTN, ROUTE, DISPATCH, EXPERT, COMBINE, POST };
@@ -57,22 +67,16 @@ struct FoldPlan {
 };
 
 /**
- * @brief Plans a block of `schedule` (a foldmoe name) at degree `degree` (ignored by megatron) for
- * sequences of `seq_len` tokens; hidden/heads feed Algorithm 1 for 1a1m-uniform.
+ * @brief Plans a block of `style` at degree `degree` (ignored by WHOLE) for sequences of `seq_len` tokens;
+ * hidden/heads feed Algorithm 1 for ONE_BY_ONE_UNIFORM.
  */
-FoldPlan make_fold_plan(const std::string& schedule, std::int64_t seq_len, int degree, std::int64_t hidden,
+FoldPlan make_fold_plan(FoldStyle style, std::int64_t seq_len, int degree, std::int64_t hidden,
                         std::int64_t heads);
 
-/** @brief What build_foldmoe produced. */
-struct FoldProgram {
-  std::shared_ptr<sim::Program> program;
-  double flops_rank0 = 0;
-  bool symmetric = false;
-  int degree = 1;
-  std::vector<std::int64_t> slices;  ///< attention slice lengths of the MoE blocks
-};
+/** @brief Builds the whole program of a FoldMoE-family scenario at s.degree (> 0, or WHOLE). */
+BuiltProgram build_foldmoe(const Scenario& s, FoldStyle style);
 
-/** @brief Builds the whole program of a foldmoe scenario at s.degree (> 0, or megatron). */
-FoldProgram build_foldmoe(const Scenario& s);
+/** @brief The FoldMoE paper's layout rules (TP+SP inside a node, EP over TP groups, training phases). */
+void validate_foldmoe(const Scenario& s, bool takes_degree);
 
 }  // namespace moesim::schedules::detail

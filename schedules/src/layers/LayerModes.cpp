@@ -36,20 +36,14 @@ bool copy_engine_transport(const std::map<std::string, std::string>& options) {
 
 std::vector<LayerMode> layer_modes(bool farskip, const std::map<std::string, std::string>& options,
                                    int layers) {
+  // Unknown keys were refused against the schedule's declared options (check_options).
   std::string mode = "overlap", parts = "all", which = "all";
   bool shared_overlap = true;
   for (const auto& [key, value] : options) {
-    if (key == "sync_splits" || key == "transport") continue;
     if (key == "shared_overlap") {
       if (value != "on" && value != "off") bad_option(key, value, "on or off");
       shared_overlap = value == "on";
-      continue;
-    }
-    if (!farskip) {
-      throw ConfigError("", "--opt",
-                        key + ": the regular schedule takes only sync_splits, shared_overlap and transport");
-    }
-    if (key == "mode") {
+    } else if (key == "mode") {
       if (value != "overlap" && value != "simple") bad_option(key, value, "overlap or simple");
       mode = value;
     } else if (key == "parts") {
@@ -58,10 +52,6 @@ std::vector<LayerMode> layer_modes(bool farskip, const std::map<std::string, std
       parts = value;
     } else if (key == "layers") {
       which = value;
-    } else {
-      throw ConfigError(
-          "", "--opt",
-          key + ": unknown farskip option (mode, parts, layers, sync_splits, shared_overlap, transport)");
     }
   }
   std::vector<LayerMode> modes(static_cast<std::size_t>(layers));

@@ -10,23 +10,6 @@
 
 namespace moesim::schedules {
 
-bool has_overlap_degree(const std::string& schedule) {
-  return schedule == "tutel" || schedule == "aaam" || schedule == "1a1m" || schedule == "1a1m-uniform";
-}
-
-bool is_foldmoe_schedule(const std::string& schedule) {
-  return schedule == "megatron" || has_overlap_degree(schedule);
-}
-
-std::vector<int> candidate_degrees(const Scenario& s) {
-  std::vector<int> degrees;
-  const std::int64_t tp = std::max(1, s.parallel.tp);
-  for (int d = 2; d <= 16; ++d) {
-    if (s.workload.seq_len > 0 && s.workload.seq_len % (tp * d) == 0) degrees.push_back(d);
-  }
-  return degrees;
-}
-
 namespace detail {
 
 namespace {
@@ -80,21 +63,20 @@ bool FoldPlan::overlaps(int slice, int group) const {
   return slice_begin[s] < group_begin[g] + group_len[g] && group_begin[g] < slice_begin[s] + slice_len[s];
 }
 
-FoldPlan make_fold_plan(const std::string& schedule, std::int64_t seq_len, int degree, std::int64_t hidden,
+FoldPlan make_fold_plan(FoldStyle style, std::int64_t seq_len, int degree, std::int64_t hidden,
                         std::int64_t heads) {
-  MOE_CHECK(is_foldmoe_schedule(schedule)) << schedule;
   FoldPlan p;
-  p.degree = schedule == "megatron" ? 1 : degree;
+  p.degree = style == FoldStyle::WHOLE ? 1 : degree;
   const int d = p.degree;
   MOE_CHECK(d >= 1 && seq_len % d == 0) << "degree " << d << " must divide seq " << seq_len;
   const std::int64_t micro_batch = seq_len / d;
   std::vector<std::int64_t> slices;
-  if (schedule == "1a1m-uniform") {
+  if (style == FoldStyle::ONE_BY_ONE_UNIFORM) {
     slices = time_uniform_slices(seq_len, d, hidden, heads);
-  } else if (schedule == "aaam" || schedule == "1a1m") {
+  } else if (style == FoldStyle::ALL_THEN_ALL || style == FoldStyle::ONE_BY_ONE) {
     slices.assign(static_cast<std::size_t>(d), micro_batch);
   } else {
-    slices = {seq_len};  // megatron, tutel: attention runs whole
+    slices = {seq_len};  // WHOLE, MOE_ONLY: attention runs whole
   }
   std::int64_t at = 0;
   for (std::int64_t len : slices) {
@@ -102,8 +84,7 @@ FoldPlan make_fold_plan(const std::string& schedule, std::int64_t seq_len, int d
     p.slice_len.push_back(len);
     at += len;
   }
-  const bool tutel = schedule == "tutel";
-  if (tutel) {
+  if (style == FoldStyle::MOE_ONLY) {
     // Tutel routes the whole batch once and pipelines only Dispatch/experts/Combine over d chunks.
     p.group_begin = {0};
     p.group_len = {seq_len};
@@ -124,7 +105,7 @@ FoldPlan make_fold_plan(const std::string& schedule, std::int64_t seq_len, int d
     p.group_len.push_back(micro_batch);
     p.chunk_group.push_back(k);
   }
-  pipeline_order(p, schedule != "aaam");
+  pipeline_order(p, style != FoldStyle::ALL_THEN_ALL);
   return p;
 }
 
@@ -415,18 +396,16 @@ class FoldEmitter {
 
 }  // namespace
 
-FoldProgram build_foldmoe(const Scenario& s) {
+BuiltProgram build_foldmoe(const Scenario& s, FoldStyle style) {
   FoldPlan plan =
-      make_fold_plan(s.schedule, s.workload.seq_len, s.degree, s.model.hidden, s.model.attention.heads);
+      make_fold_plan(style, s.workload.seq_len, s.degree, s.model.hidden, s.model.attention.heads);
   // Route one router group's tokens per rank (all groups have the same size); chunks split it evenly.
   Scenario group = s;
   group.workload.tokens = s.workload.tokens / s.workload.seq_len * plan.group_len.front() / s.parallel.tp;
   group.parallel.tp = 1;
   TrafficPlan traffic = plan_traffic(group);
-  FoldProgram out;
+  BuiltProgram out;
   out.degree = plan.degree;
-  out.slices = plan.slice_len;
-  out.symmetric = traffic.symmetric;
   out.program = std::make_shared<sim::Program>(s.parallel.ep, traffic.symmetric);
   ProgramBuilder b(s, traffic, *out.program);
   const int layers = simulated_layers(s);
@@ -439,6 +418,9 @@ FoldProgram build_foldmoe(const Scenario& s) {
     }
   }
   out.flops_rank0 = b.flops(0);
+  out.layers = layers;
+  // workload.tokens belong to one TP group, and the EP group holds ep/tp of them.
+  out.tokens_per_step = static_cast<double>(s.workload.tokens) * (s.parallel.ep / s.parallel.tp);
   return out;
 }
 

@@ -1,55 +1,15 @@
-// FlashMoE family: routing plan, options, kernel counts (Table 1), memory overhead (§3.2, Table 3).
+// FlashMoE family: routing plan, options, figures, memory overhead (§3.2, Table 3).
 #include "moesim/schedules/FlashMoe.hpp"
 
 #include <algorithm>
 #include <cmath>
 
+#include <fmt/format.h>
+
 #include "FlashMoePlan.hpp"
 #include "moesim/common/Error.hpp"
 
 namespace moesim::schedules {
-
-namespace {
-/**
- * Kernels per layer = fixed + per_expert · local experts. At 32 local experts the totals are FlashMoE
- * Table 1 (Nsight Systems, 2 A100s x 32 experts). The split is an estimate (E): per_expert counts the
- * kernels a framework launches per local expert (sequential expert GEMMs, activation, casts and
- * bookkeeping); grouped-GEMM implementations launch few of them.
- */
-struct KernelCount {
-  const char* schedule;
-  int fixed;
-  int per_expert;
-};
-constexpr KernelCount kCounts[] = {
-    {"comet", 33, 0},             // 33 = 33 + 0·32: GEMM and communication fused (E split)
-    {"megatron-cutlass", 21, 2},  // 85 = 21 + 2·32: CUTLASS grouped GEMM (E split)
-    {"megatron-te", 37, 7},       // 261 = 37 + 7·32: TE sequential per-expert GEMMs + casts (E split)
-    {"megatron-deepep", 48, 12},  // 432 = 48 + 12·32 (E split)
-    {"deepspeed-moe", 38, 16},    // 550 = 38 + 16·32 (E split)
-};
-}  // namespace
-
-bool is_flashmoe_schedule(const std::string& schedule) {
-  if (schedule == "megakernel") return true;
-  const auto& b = flashmoe_baselines();
-  return std::find(b.begin(), b.end(), schedule) != b.end();
-}
-
-const std::vector<std::string>& flashmoe_baselines() {
-  static const std::vector<std::string> names = {"comet",           "megatron-cutlass", "megatron-te",
-                                                 "megatron-deepep", "deepspeed-moe",    "fastermoe"};
-  return names;
-}
-
-int flashmoe_kernel_count(const std::string& schedule, int local_experts) {
-  if (schedule == "megakernel") return 1;
-  // fastermoe is not in Table 1: its count is whatever its pipeline launches (FlashBaselines.cpp).
-  for (const auto& c : kCounts) {
-    if (schedule == c.schedule) return c.fixed + c.per_expert * local_experts;
-  }
-  throw ConfigError("", "--schedule", "= \"" + schedule + "\": no FlashMoE Table 1 kernel count");
-}
 
 double symmetric_tensor_bytes(std::int64_t tokens, int experts, std::int64_t hidden, int element_bytes,
                               int tile_m) {
@@ -153,16 +113,49 @@ std::string option_choice(const Scenario& s, const std::string& key,
   throw ConfigError("", "--opt", key + "=" + it->second + ": expected " + list);
 }
 
-void check_options(const Scenario& s, const std::vector<std::string>& known) {
-  for (const auto& [key, value] : s.options) {
-    if (std::find(known.begin(), known.end(), key) == known.end()) {
-      std::string list;
-      for (const auto& k : known) list += (list.empty() ? "" : ", ") + k;
-      throw ConfigError("", "--opt",
-                        key + "=" + value + ": unknown option for --schedule " + s.schedule +
-                            " (known: " + (list.empty() ? "none" : list) + ")");
-    }
-  }
+BuiltProgram flash_result(const Scenario& s, const FlashPlan& plan, FlashBuilt built) {
+  BuiltProgram out;
+  out.program = std::move(built.program);
+  out.flops_rank0 = built.flops_rank0;
+  out.layers = 1;
+  out.tokens_per_step = static_cast<double>(s.workload.tokens) * s.parallel.ep;
+  FigureGroup g;
+  g.key = "flashmoe";
+  g.in_metrics = true;
+  g.values = {{"kernels_per_rank", std::int64_t{built.kernels_per_rank}},
+              {"dispatch_bytes", plan.network_bytes()},
+              {"dispatch_routed_bytes", plan.routed_network_bytes()},
+              {"dispatch_padded_bytes", plan.padded_network_bytes()},
+              {"symmetric_tensor_bytes", built.symmetric_tensor_bytes}};
+  out.figures.push_back(std::move(g));
+  return out;
+}
+
+void validate_flash(const Scenario& s) {
+  if (s.workload.phase != Phase::FORWARD)
+    throw ConfigError("", "--phase",
+                      "= " + to_string(s.workload.phase) + ": --schedule " + s.schedule +
+                          " models one MoE layer's forward pass: use --phase forward");
+  if (s.parallel.moe_comm != MoeComm::ALLTOALL || s.parallel.tp != 1)
+    throw ScheduleError("--schedule " + s.schedule +
+                        " models expert parallelism with all-to-all MoE and no attention TP: use --moe-comm "
+                        "alltoall --tp 1");
+}
+
+std::vector<FigureGroup> flash_summary(const SimulationResult& r) {
+  const FigureGroup* g = r.figure_group("flashmoe");
+  if (g == nullptr) return {};
+  FigureGroup line;
+  line.summary.push_back(
+      fmt::format("# FlashMoE ({}): {} GPU ops/rank/layer, SM util {:.1f}%, Dispatch {:.4g} MB sent "
+                  "(payload-efficient {:.4g}, "
+                  "padded {:.4g}), symmetric tensor {:.4g} GiB/GPU",
+                  r.scenario.schedule, static_cast<std::int64_t>(g->number("kernels_per_rank").value_or(0)),
+                  r.sm_util_pct, g->number("dispatch_bytes").value_or(0) / 1e6,
+                  g->number("dispatch_routed_bytes").value_or(0) / 1e6,
+                  g->number("dispatch_padded_bytes").value_or(0) / 1e6,
+                  g->number("symmetric_tensor_bytes").value_or(0) / (1024.0 * 1024 * 1024)));
+  return {line};
 }
 
 }  // namespace detail

@@ -20,16 +20,10 @@ struct LayerMode {
   bool shared_overlap = true;
 };
 
-/** @brief Options every schedule of this family accepts, with their descriptions (for `list schedules`). */
-struct ScheduleOptionDoc {
-  std::string key;
-  std::string values;
-  std::string description;
-};
-
 /**
  * @brief Layer modes for `layers` layers. `farskip` false: all regular. Options: mode=overlap|simple,
- * parts=all|attn_only|mlp_only, layers=all|first:N|last:N. Unknown keys/values: ConfigError at "--opt".
+ * parts=all|attn_only|mlp_only, layers=all|first:N|last:N, shared_overlap=on|off. Bad values: ConfigError
+ * at "--opt" (unknown keys are the registry's to refuse).
  */
 std::vector<LayerMode> layer_modes(bool farskip, const std::map<std::string, std::string>& options,
                                    int layers);

@@ -1,0 +1,92 @@
+#pragma once
+/**
+ * @file The schedule registry: every schedule `--schedule` accepts, described once by its family.
+ *
+ * A schedule family is one source file (or folder) under schedules/src/ that defines
+ * `void moesim::schedules::families::<family>(ScheduleRegistry&)` and adds its schedules there; the
+ * family is listed once in schedules/CMakeLists.txt (MOESIM_SCHEDULE_FAMILIES), which also fixes the
+ * order of `moesim list schedules`. A schedule's name appears in its family's file and nowhere else:
+ * listing, `--opt` checking, help, validation, building and the family's extra figures all come from
+ * the Schedule it registers.
+ *
+ *   simulate(scenario) ─► find_schedule(name) ─► validate ─► build ─► engine run ─► figures
+ */
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "moesim/schedules/Figures.hpp"
+#include "moesim/schedules/Scenario.hpp"
+#include "moesim/sim/Program.hpp"
+
+namespace moesim::schedules {
+
+struct SimulationResult;
+
+/** @brief A schedule option (`--opt KEY=VALUE`), for `moesim list schedules` and error messages. */
+struct ScheduleOption {
+  std::string key;
+  std::string values;  ///< what it accepts, e.g. "on|off", "N", "all|first:N|last:N"
+  std::string description;
+};
+
+/** @brief The op DAG a schedule built for a scenario, with what only the builder knows about it. */
+struct BuiltProgram {
+  std::shared_ptr<sim::Program> program;
+  double flops_rank0 = 0;            ///< model FLOPs rank 0 runs (MFU)
+  int layers = 0;                    ///< layers the program runs: layer_ms = step_ms / layers
+  double tokens_per_step = 0;        ///< tokens the whole group processes in one step (tokens/s before x dp)
+  int degree = 0;                    ///< overlap degree d the program runs at (0: the schedule has none)
+  std::vector<FigureGroup> figures;  ///< the family's figures known from building alone
+};
+
+/** @brief Everything the rest of moesim knows about one schedule. */
+struct Schedule {
+  std::string name;
+  std::string help;                     ///< one line for `moesim list schedules`
+  std::vector<ScheduleOption> options;  ///< every --opt key it accepts; others are rejected
+  /** Rejects scenarios it cannot run, naming the flag (ConfigError/ScheduleError); empty: none. */
+  std::function<void(const Scenario&)> validate;
+  std::function<BuiltProgram(const Scenario&)> build;
+  /** Figures of its own, from the finished run (JSON groups and summary lines); empty: none. */
+  std::function<std::vector<FigureGroup>(const SimulationResult&)> figures;
+  /** Accepts `--degree N` (the overlap degree of a token pipeline). */
+  bool takes_degree = false;
+  /** The degrees `--degree auto` simulates, keeping the fastest; empty function: runs as given. */
+  std::function<std::vector<int>(const Scenario&)> degrees;
+  /** Why the power-cap governor cannot apply to its programs; empty: it applies. */
+  std::string power_not_modeled;
+};
+
+/** @brief The schedules known to this process, in registration order. */
+class ScheduleRegistry {
+ public:
+  /** @brief Adds `schedule`; InternalError when the name is taken or it has no builder. */
+  void add(Schedule schedule);
+  /** @brief The schedule named `name`, or nullptr. */
+  const Schedule* find(const std::string& name) const;
+  const std::vector<Schedule>& all() const { return schedules_; }
+
+ private:
+  std::vector<Schedule> schedules_;
+};
+
+/** @brief The process's registry, holding every built-in family on first use. */
+ScheduleRegistry& schedule_registry();
+
+/** @brief The schedule `name`; ConfigError at --schedule listing the known names otherwise. */
+const Schedule& find_schedule(const std::string& name);
+
+/**
+ * @brief Rejects `--opt` keys the schedule does not declare (ConfigError at --opt naming the key and
+ * the known ones).
+ */
+void check_options(const Scenario& s, const Schedule& schedule);
+
+namespace families {
+/** @brief Adds the built-in families, in MOESIM_SCHEDULE_FAMILIES order (generated in the build tree). */
+void register_builtin(ScheduleRegistry& registry);
+}  // namespace families
+
+}  // namespace moesim::schedules
