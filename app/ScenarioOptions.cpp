@@ -1,9 +1,5 @@
 #include "ScenarioOptions.hpp"
 
-#include "moesim/common/Error.hpp"
-#include "moesim/hwprofiles/ProfileEnums.hpp"
-#include "moesim/hwprofiles/ProfileLoader.hpp"
-
 namespace moesim::app {
 
 void add_scenario_options(CLI::App& sub, ScenarioOptions& o) {
@@ -75,72 +71,6 @@ void add_scenario_options(CLI::App& sub, ScenarioOptions& o) {
          "grouped (one grouped GEMM per expert matrix) | loop (one GEMM per local expert, as the layer "
          "runner)")
       ->capture_default_str();
-}
-
-schedules::Scenario baseline_of(const schedules::Scenario& primary, const std::string& schedule) {
-  schedules::Scenario other = primary;
-  other.schedule = schedule;
-  other.options.clear();
-  other.noise = primary.noise;
-  for (const char* shared : {"sync_splits", "shared_overlap"}) {
-    if (auto it = primary.options.find(shared); it != primary.options.end()) other.options.insert(*it);
-  }
-  return other;
-}
-
-schedules::Scenario make_scenario(const ScenarioOptions& o) {
-  if (o.engine != "analytic") {
-    throw ConfigError("", "--engine",
-                      "= \"" + o.engine + "\": only the analytic engine is available in this build");
-  }
-  schedules::Scenario s;
-  s.model = models::load_model(o.model);
-  s.hw = hw::load_profile(o.hw);
-  s.schedule = o.schedule;
-  s.parallel.ep = o.ep;
-  s.parallel.tp = o.tp;
-  s.parallel.dp = o.dp;
-  s.parallel.nodes = o.nodes;
-  s.parallel.moe_comm = schedules::parse_moe_comm(o.moe_comm);
-  s.workload.phase = schedules::parse_phase(o.phase);
-  s.workload.tokens = o.tokens > 0 ? o.tokens : o.mbs * o.seq;
-  s.workload.seq_len = std::min(o.seq, s.workload.tokens);
-  s.workload.dtype = models::parse_dtype(o.dtype);
-  s.workload.routing = models::parse_routing(o.routing);
-  s.workload.seed = o.seed;
-  s.workload.capacity_factor = o.capacity_factor;
-  s.workload.layers = o.layers;
-  s.per_rank = o.per_rank;
-  s.noise = schedules::parse_jitter(o.jitter, o.repeat);
-  const auto attention = hw::try_parse_attention_impl(o.attention);
-  if (!attention)
-    throw ConfigError("", "--attention", "= \"" + o.attention + "\": expected fused or unfused");
-  s.workload.attention = *attention;
-  if (o.experts != "grouped" && o.experts != "loop")
-    throw ConfigError("", "--experts", "= \"" + o.experts + "\": expected grouped or loop");
-  s.workload.expert_loop = o.experts == "loop";
-  if (o.power != "cap" && o.power != "off")
-    throw ConfigError("", "--power", "= \"" + o.power + "\": expected cap or off");
-  s.power_cap = o.power == "cap";
-  if (o.degree != "auto") {
-    std::size_t used = 0;
-    int d = 0;
-    try {
-      d = std::stoi(o.degree, &used);
-    } catch (const std::exception&) {
-      used = 0;
-    }
-    if (used == 0 || used != o.degree.size() || d < 1)
-      throw ConfigError("", "--degree", "= \"" + o.degree + "\": expected a positive integer or auto");
-    s.degree = d;
-  }
-  for (const auto& kv : o.opts) {
-    auto eq = kv.find('=');
-    if (eq == std::string::npos || eq == 0)
-      throw ConfigError("", "--opt", "= \"" + kv + "\": expected KEY=VALUE");
-    s.options[kv.substr(0, eq)] = kv.substr(eq + 1);
-  }
-  return s;
 }
 
 }  // namespace moesim::app

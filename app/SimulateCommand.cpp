@@ -40,12 +40,12 @@ void print_degree_curve(std::ostream& out, const std::vector<const schedules::Si
 }
 
 int run_simulate(const SimulateOptions& o, const Invocation& invocation) {
-  schedules::Scenario primary = make_scenario(o.scenario);
+  schedules::Scenario primary = schedules::make_scenario(o.scenario);
   auto result = schedules::simulate(primary);
   std::unique_ptr<schedules::SimulationResult> baseline;
   if (!o.compare.empty()) {
-    baseline =
-        std::make_unique<schedules::SimulationResult>(schedules::simulate(baseline_of(primary, o.compare)));
+    baseline = std::make_unique<schedules::SimulationResult>(
+        schedules::simulate(schedules::baseline_of(primary, o.compare)));
   }
   const bool json_to_stdout = o.json_path == "-";
   if (!json_to_stdout) {

@@ -7,13 +7,13 @@
 #include <filesystem>
 #include <iostream>
 #include <memory>
-#include <sstream>
 #include <thread>
 
 #include "Commands.hpp"
-#include "ScenarioOptions.hpp"
 #include "moesim/common/Error.hpp"
 #include "moesim/reports/HtmlReport.hpp"
+#include "moesim/reports/Metrics.hpp"
+#include "moesim/schedules/ScenarioFlags.hpp"
 #include "moesim/schedules/Simulation.hpp"
 #include "moesim/sweep/Runner.hpp"
 
@@ -26,10 +26,6 @@ extern "C" void on_interrupt(int) {
   g_interrupted.store(true);
 }
 
-const std::vector<std::string> kMetrics = {"step_ms",         "layer_ms",    "compute_ms",  "comm_ms",
-                                           "exposed_comm_ms", "overlap_pct", "sm_busy_pct", "mfu_pct",
-                                           "tokens_per_s",    "speedup"};
-
 struct SweepOptions {
   std::string spec_path;
   int jobs = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
@@ -38,43 +34,24 @@ struct SweepOptions {
   std::string report_dir;
 };
 
-std::map<std::string, double> metrics_of(const schedules::SimulationResult& r) {
-  return {{"step_ms", r.step_ms},
-          {"layer_ms", r.layer_ms},
-          {"compute_ms", r.compute_ms},
-          {"comm_ms", r.comm_ms},
-          {"exposed_comm_ms", r.exposed_comm_ms},
-          {"overlap_pct", r.overlap_pct},
-          {"sm_busy_pct", r.sm_busy_pct},
-          {"mfu_pct", r.mfu_pct},
-          {"tokens_per_s", r.tokens_per_s}};
-}
-
 /** A point's scenario and its --compare schedule ("" when none). */
 struct PointScenario {
   schedules::Scenario scenario;
   std::string compare;
 };
 
-/** Parses the point's flags exactly as `moesim simulate` would, so every simulate flag is an axis. */
+/** The point's flags set as `moesim simulate` would take them, so every simulate flag is an axis. */
 PointScenario parse_point(const std::map<std::string, std::string>& params) {
-  CLI::App parser;
-  ScenarioOptions options;
+  schedules::ScenarioFlags flags;
   PointScenario out;
-  add_scenario_options(parser, options);
-  parser.add_option("--compare", out.compare);
-  std::vector<std::string> args;
   for (const auto& [key, value] : params) {
-    if (key == "opt") {
-      std::stringstream parts(value);
-      for (std::string kv; std::getline(parts, kv, ';');) args.insert(args.end(), {"--opt", kv});
+    if (key == "compare") {
+      out.compare = value;
     } else {
-      args.insert(args.end(), {"--" + key, value});
+      flags.set(key, value);
     }
   }
-  std::reverse(args.begin(), args.end());  // CLI11 parses a vector from its back
-  parser.parse(args);
-  out.scenario = make_scenario(options);
+  out.scenario = schedules::make_scenario(flags);
   return out;
 }
 
@@ -85,13 +62,11 @@ sweep::Row run_point(const sweep::Point& point) {
   try {
     auto [scenario, compare] = parse_point(point.params);
     auto result = schedules::simulate(scenario);
-    row.metrics = metrics_of(result);
+    row.metrics = reports::sweep_values(result);
     if (!compare.empty()) {
-      row.metrics["speedup"] = schedules::simulate(baseline_of(scenario, compare)).step_ms / result.step_ms;
+      row.metrics["speedup"] =
+          schedules::simulate(schedules::baseline_of(scenario, compare)).step_ms / result.step_ms;
     }
-  } catch (const CLI::ParseError& e) {
-    row.ok = false;
-    row.error = e.what();
   } catch (const std::exception& e) {
     row.ok = false;
     row.error = e.what();
@@ -113,7 +88,7 @@ void write_sweep_report(const std::string& dir, const sweep::SweepSpec& spec,
       if (p.axis_values != best->params) continue;
       auto [scenario, compare] = parse_point(p.params);
       shown.push_back(schedules::simulate(scenario));
-      if (!compare.empty()) shown.push_back(schedules::simulate(baseline_of(scenario, compare)));
+      if (!compare.empty()) shown.push_back(schedules::simulate(schedules::baseline_of(scenario, compare)));
     }
   }
   std::vector<const schedules::SimulationResult*> rows;
@@ -127,7 +102,7 @@ int run_sweep_command(const SweepOptions& o) {
   auto points = sweep::expand(spec);
   std::string out =
       o.out.empty() ? std::filesystem::path(o.spec_path).stem().string() + ".results.csv" : o.out;
-  sweep::ResultLog log(out, spec.axis_names, kMetrics, o.resume);
+  sweep::ResultLog log(out, spec.axis_names, reports::sweep_columns(), o.resume);
   g_interrupted.store(false);
   std::signal(SIGINT, on_interrupt);
   std::signal(SIGTERM, on_interrupt);

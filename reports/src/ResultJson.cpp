@@ -3,17 +3,17 @@
 #include <type_traits>
 #include <variant>
 
+#include "moesim/reports/Metrics.hpp"
 #include "moesim/sim/Types.hpp"
 
 namespace moesim::reports {
 
 namespace {
-/** Milliseconds rounded to the nanosecond the engine works in, so JSON shows no float noise. */
 double ms(double v) {
-  return std::round(v * 1e6) / 1e6;
+  return rounded(v, Rounding::MILLISECONDS);
 }
 double pct(double v) {
-  return std::round(v * 1e3) / 1e3;
+  return rounded(v, Rounding::PERCENT);
 }
 
 /** A schedule family's figure group as a JSON object; times in ms are rounded like the headline ones. */
@@ -75,16 +75,7 @@ nlohmann::json scenario_json(const schedules::Scenario& s) {
 
 nlohmann::json metrics_json(const schedules::SimulationResult& r) {
   nlohmann::json m;
-  m["step_ms"] = ms(r.step_ms);
-  m["layer_ms"] = ms(r.layer_ms);
-  m["compute_ms"] = ms(r.compute_ms);
-  m["comm_ms"] = ms(r.comm_ms);
-  m["exposed_comm_ms"] = ms(r.exposed_comm_ms);
-  m["overlap_pct"] = pct(r.overlap_pct);
-  m["sm_busy_pct"] = pct(r.sm_busy_pct);
-  m["mfu_pct"] = pct(r.mfu_pct);
-  m["tokens_per_s"] = std::round(r.tokens_per_s);
-  m["sm_util_pct"] = pct(r.sm_util_pct);
+  for (const Metric& metric : headline_metrics()) m[metric.name] = rounded(metric.value(r), metric.rounding);
   if (r.power.modeled) {
     auto rounded = [](const std::vector<double>& values, double scale) {
       nlohmann::json list = nlohmann::json::array();
