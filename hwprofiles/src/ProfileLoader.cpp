@@ -5,12 +5,9 @@
 #include <set>
 
 #include "ProfileParser.hpp"
+#include "moesim/common/DataRoot.hpp"
 #include "moesim/common/Error.hpp"
 #include "moesim/common/JsonReader.hpp"
-
-#ifndef MOESIM_DEFAULT_DATA_DIR
-#error "hwprofiles/CMakeLists.txt must define MOESIM_DEFAULT_DATA_DIR"
-#endif
 
 namespace moesim::hw {
 namespace {
@@ -39,9 +36,7 @@ std::string join(const std::vector<std::string>& names) {
 }  // namespace
 
 fs::path default_data_dir() {
-  const char* from_environment = std::getenv("MOESIM_DATA_DIR");
-  if (from_environment && *from_environment) return fs::path(from_environment);
-  return fs::path(MOESIM_DEFAULT_DATA_DIR);
+  return data_root();
 }
 
 fs::path profiles_dir(const fs::path& data_dir) {

@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "moesim/common/Check.hpp"
+#include "moesim/common/DataRoot.hpp"
 #include "moesim/common/Error.hpp"
 #include "moesim/common/JsonReader.hpp"
 
@@ -192,10 +193,7 @@ ModelSpec load_model_file(const std::string& path) {
 namespace {
 
 fs::path specs_directory() {
-  const char* from_environment = std::getenv("MOESIM_DATA_DIR");
-  fs::path root =
-      (from_environment != nullptr && *from_environment != '\0') ? from_environment : MOESIM_DATA_DIR;
-  return root / "models" / "specs";
+  return data_root() / "models" / "specs";
 }
 
 bool ends_with(const std::string& text, const std::string& suffix) {

@@ -1,5 +1,5 @@
 // The layer runner's op profile replayed on simulated timings (validate --measured --steps).
-#include "moesim/schedules/OpProfile.hpp"
+#include "moesim/validate/OpProfile.hpp"
 
 #include <gtest/gtest.h>
 
@@ -8,10 +8,11 @@
 #include <fstream>
 
 #include "moesim/common/Error.hpp"
-#include "moesim/schedules/Measured.hpp"
+#include "moesim/validate/Measured.hpp"
 
 using namespace moesim;
 using namespace moesim::schedules;
+using namespace moesim::validate;
 
 namespace {
 

@@ -1,5 +1,5 @@
 // Reading layer-runner results and turning each record into the scenario of the same run.
-#include "moesim/schedules/Measured.hpp"
+#include "moesim/validate/Measured.hpp"
 
 #include <gtest/gtest.h>
 
@@ -14,10 +14,11 @@
 
 using namespace moesim;
 using namespace moesim::schedules;
+using namespace moesim::validate;
 
 namespace {
 const std::string kFixture =
-    std::string(MOESIM_TEST_DATA_DIR) + "/tests/schedules/data/layer_runner_fixture.json";
+    std::string(MOESIM_TEST_DATA_DIR) + "/tests/validate/data/layer_runner_fixture.json";
 
 std::string config_error(const std::function<void()>& action) {
   try {

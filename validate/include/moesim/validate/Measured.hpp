@@ -13,10 +13,10 @@
 #include <string>
 #include <vector>
 
-#include "moesim/schedules/OpProfile.hpp"
 #include "moesim/schedules/Scenario.hpp"
+#include "moesim/validate/OpProfile.hpp"
 
-namespace moesim::schedules {
+namespace moesim::validate {
 
 /** @brief One layer-runner record (a schedule of one config), as measured. */
 struct MeasuredRun {
@@ -63,7 +63,7 @@ std::vector<MeasuredRun> read_layer_runner_results(const std::string& file);
 std::string profile_for_device(const std::string& device);
 
 /** @brief The scenario that describes the record's run, on `hw` (model loaded by name). */
-Scenario measured_scenario(const MeasuredRun& run, const hw::HwProfile& hw);
+schedules::Scenario measured_scenario(const MeasuredRun& run, const hw::HwProfile& hw);
 
 /** @brief A record next to its simulation. */
 struct MeasuredComparison {
@@ -110,4 +110,4 @@ struct MeasuredConfigSummary {
  */
 std::vector<MeasuredConfigSummary> summarize_by_config(const std::vector<MeasuredComparison>& comparisons);
 
-}  // namespace moesim::schedules
+}  // namespace moesim::validate

@@ -1,4 +1,4 @@
-#include "moesim/schedules/Measured.hpp"
+#include "moesim/validate/Measured.hpp"
 
 #include <algorithm>
 #include <cctype>
@@ -12,9 +12,36 @@
 #include "moesim/models/Routing.hpp"
 #include "moesim/schedules/Simulation.hpp"
 
-namespace moesim::schedules {
+namespace moesim::validate {
 
 namespace {
+
+/**
+ * The layer runner's schedules (kernels/layer/Schedule.hpp) and the simulator scenario each one runs. The
+ * runner's regular waits for every collective at once (no shared-expert overlap); its farskip-ce moves
+ * the all-to-alls by copy engines. Speedups are against the runner's baseline schedule.
+ */
+struct RunnerSchedule {
+  const char* runner;
+  const char* schedule;
+  std::vector<std::pair<const char*, const char*>> options;
+  bool baseline;
+};
+
+const std::vector<RunnerSchedule>& runner_schedules() {
+  static const std::vector<RunnerSchedule> table = {
+      {"regular", "regular", {{"shared_overlap", "off"}}, true},
+      {"farskip", "farskip", {}, false},
+      {"farskip-ce", "farskip", {{"transport", "copy_engine"}}, false},
+  };
+  return table;
+}
+
+const RunnerSchedule* runner_schedule(const std::string& name) {
+  for (const RunnerSchedule& r : runner_schedules())
+    if (name == r.runner) return &r;
+  return nullptr;
+}
 
 double p50(JsonObject& record, const std::string& key) {
   JsonObject stats = record.object(key);
@@ -53,8 +80,12 @@ MeasuredRun read_record(JsonObject record, const std::string& device) {
   r.phase = record.string("phase");
   if (r.phase != "forward" && r.phase != "prefill") record.fail("phase", "expected forward or prefill");
   r.schedule = record.string("schedule");
-  if (r.schedule != "regular" && r.schedule != "farskip" && r.schedule != "farskip-ce")
-    record.fail("schedule", "expected regular, farskip or farskip-ce");
+  if (runner_schedule(r.schedule) == nullptr) {
+    std::string known;
+    for (const RunnerSchedule& k : runner_schedules())
+      known += std::string(known.empty() ? "" : ", ") + k.runner;
+    record.fail("schedule", "expected one of the runner's schedules: " + known);
+  }
   r.gpus = positive_int(record, "gpus");
   r.ep = positive_int(record, "ep");
   r.tp = positive_int(record, "tp");
@@ -157,8 +188,9 @@ std::string profile_for_device(const std::string& device) {
   return "";
 }
 
-Scenario measured_scenario(const MeasuredRun& run, const hw::HwProfile& hw) {
-  Scenario s;
+schedules::Scenario measured_scenario(const MeasuredRun& run, const hw::HwProfile& hw) {
+  using namespace schedules;
+  schedules::Scenario s;
   s.model = models::load_model(run.model);
   s.hw = hw;
   s.parallel.ep = run.ep;
@@ -176,13 +208,9 @@ Scenario measured_scenario(const MeasuredRun& run, const hw::HwProfile& hw) {
   s.workload.attention = hw::try_parse_attention_impl(run.attention).value();  // checked when read
   s.workload.expert_loop = run.experts == "loop";
   s.options["sync_splits"] = run.sync_splits ? "on" : "off";
-  if (run.schedule == "regular") {
-    s.schedule = "regular";
-    s.options["shared_overlap"] = "off";  // the runner's regular waits for every collective at once
-  } else {
-    s.schedule = "farskip";
-    if (run.schedule == "farskip-ce") s.options["transport"] = "copy_engine";
-  }
+  const RunnerSchedule& schedule = *runner_schedule(run.schedule);  // checked when read
+  s.schedule = schedule.schedule;
+  for (const auto& [key, value] : schedule.options) s.options[key] = value;
   return s;
 }
 
@@ -207,7 +235,7 @@ std::vector<MeasuredComparison> compare_measured(const std::vector<MeasuredRun>&
                         "is false: the runner's correctness check failed, so its time is not compared");
     }
     const hw::HwProfile& hw = profile_of(run);
-    SimulationResult result = simulate(measured_scenario(run, hw));
+    schedules::SimulationResult result = schedules::simulate(measured_scenario(run, hw));
     MeasuredComparison c;
     c.run = run;
     c.hw = hw.name + (hw.provenance.kind == hw::ProvenanceKind::CALIBRATED ? " (calibrated)" : "");
@@ -218,12 +246,12 @@ std::vector<MeasuredComparison> compare_measured(const std::vector<MeasuredRun>&
       const int rank = result.program->is_simulated(run.op_profile_rank) ? run.op_profile_rank : 0;
       c.predicted_op_profile = predict_op_profile(*result.program, result.run, rank);
     }
-    if (run.schedule == "regular") regular_predicted[run.config_key()] = result.step_ms;
+    if (runner_schedule(run.schedule)->baseline) regular_predicted[run.config_key()] = result.step_ms;
     out.push_back(std::move(c));
   }
   for (MeasuredComparison& c : out) {
     auto it = regular_predicted.find(c.run.config_key());
-    if (c.run.schedule != "regular" && it != regular_predicted.end())
+    if (!runner_schedule(c.run.schedule)->baseline && it != regular_predicted.end())
       c.predicted_speedup = it->second / c.predicted_ms;
   }
   return out;
@@ -245,4 +273,4 @@ std::vector<MeasuredConfigSummary> summarize_by_config(const std::vector<Measure
   return out;
 }
 
-}  // namespace moesim::schedules
+}  // namespace moesim::validate

@@ -28,7 +28,7 @@
 #include "moesim/sim/Program.hpp"
 #include "moesim/sim/RunResult.hpp"
 
-namespace moesim::schedules {
+namespace moesim::validate {
 
 /** @brief One step of the runner's program, summed over the layers of the stack. */
 struct OpProfileStep {
@@ -49,4 +49,4 @@ std::vector<OpProfileStep> predict_op_profile(const sim::Program& program, const
 /** @brief The runner's name for the step an op belongs to ("ATTN_CORE", "launch dispatch"), "" for none. */
 std::string op_profile_step_name(const sim::Op& op);
 
-}  // namespace moesim::schedules
+}  // namespace moesim::validate

@@ -1,4 +1,4 @@
-#include "moesim/schedules/OpProfile.hpp"
+#include "moesim/validate/OpProfile.hpp"
 
 #include <algorithm>
 #include <cctype>
@@ -6,7 +6,7 @@
 
 #include "moesim/common/Error.hpp"
 
-namespace moesim::schedules {
+namespace moesim::validate {
 
 namespace {
 
@@ -117,4 +117,4 @@ std::vector<OpProfileStep> predict_op_profile(const sim::Program& program, const
   return out;
 }
 
-}  // namespace moesim::schedules
+}  // namespace moesim::validate
