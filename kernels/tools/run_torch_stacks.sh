@@ -1,0 +1,89 @@
+#!/usr/bin/env bash
+# Times (and traces a chosen few of) the PyTorch reference stacks of kernels/torch_stacks on a GPU node,
+# one JSON record per configuration, packed for the way back.
+#
+#   kernels/tools/run_torch_stacks.sh OUT_DIR PLAN        PLAN: x4 | x2
+#
+#   x4  (4 GPUs)  phase A: matrix `device` at EP 4 on all four GPUs; then phase B, three groups at once on
+#       separate GPUs: `device` at EP 2 (GPUs 0,1), `device` at EP 1 (GPU 2), `device-hf` (GPU 3).
+#   x2  (2 GPUs)  phase A: `device-small` at EP 2; phase B at once: `device-small` at EP 1 (GPU 0) and
+#       `device-hf-small` (GPU 1).
+#
+# Each phase starts no configuration after TS_DEADLINE_A / TS_DEADLINE_B seconds (default 170 / 180; the
+# rest are recorded as skipped) and is killed after 50 s more. Writes OUT_DIR/PLAN-records.tar.gz (records,
+# logs, system.txt) and OUT_DIR/PLAN-traces-GROUP.tar (gzip'd Kineto traces), each kept under 15 MiB by
+# leaving out the largest traces (named in dropped-traces.txt). MOESIM_GIT_SHA names the commit measured.
+# TS_DEVICE=cpu runs the same command on the CPU, matrices `device` and `device-small` replaced by `cpu-smoke`
+# (a smoke test of the script before device time; CUDA_VISIBLE_DEVICES is then ignored).
+set -u
+if [ $# -ne 2 ] || { [ "$2" != x4 ] && [ "$2" != x2 ]; }; then
+  echo "usage: $0 OUT_DIR x4|x2" >&2
+  exit 2
+fi
+out_dir=$1 plan=$2
+here=$(cd "$(dirname "$0")/.." && pwd)  # kernels/
+work=${TS_WORK_DIR:-/tmp/torch-stacks}/$plan
+mkdir -p "$work" "$out_dir"
+export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1 PYTHONUNBUFFERED=1
+export PYTHONPATH="$here${PYTHONPATH:+:$PYTHONPATH}"
+deadline_a=${TS_DEADLINE_A:-170} deadline_b=${TS_DEADLINE_B:-180} device=${TS_DEVICE:-cuda}
+start=$SECONDS
+
+{
+  date -u +%Y-%m-%dT%H:%M:%SZ
+  echo "MOESIM_GIT_SHA=${MOESIM_GIT_SHA:-unset} plan=$plan"
+  nvidia-smi
+  nvidia-smi topo -m
+  nvidia-smi --query-gpu=index,name,driver_version,clocks.sm,clocks.max.sm,clocks.mem,power.draw,power.limit,temperature.gpu --format=csv
+  python3 -c 'import torch, sys; print(sys.version); print("torch", torch.__version__, "cuda", torch.version.cuda, "nccl", torch.cuda.nccl.version(), "grouped_mm", hasattr(torch, "_grouped_mm"))'
+  python3 -c 'import transformers; print("transformers", transformers.__version__)'
+  lscpu | head -20
+} > "$work/system.txt" 2>&1
+
+# group NAME GPUS NPROC MATRIX DEADLINE PORT: one torch_stacks run (or launch of NPROC processes).
+group() {
+  local name=$1 gpus=$2 nproc=$3 matrix=$4 deadline=$5 port=$6
+  [ "$device" = cpu ] && matrix=$(sed -E 's/(^|,)device(-small)?(,|$)/\1cpu-smoke\3/g' <<< "$matrix")
+  local cmd=(python3 -m torch_stacks.run)
+  [ "$nproc" -gt 1 ] && cmd=(python3 -m torch_stacks.launch --nproc "$nproc" --port "$port" --)
+  echo "=== $name start $((SECONDS - start)) s" >> "$work/summary.txt"
+  CUDA_VISIBLE_DEVICES=$gpus timeout -k 10 $((deadline + 50)) "${cmd[@]}" --matrix "$matrix" \
+    --out "$work/$name" --deadline "$deadline" --device "$device" > "$work/$name.log" 2>&1
+  echo "=== $name exit $? at $((SECONDS - start)) s" >> "$work/summary.txt"
+}
+
+pack() {
+  for dir in "$work"/*/; do
+    local name
+    name=$(basename "$dir")
+    ls "$dir"/*.trace.json.gz > /dev/null 2>&1 || continue
+    while :; do
+      (cd "$work" && tar -cf "$out_dir/$plan-traces-$name.tar" "$name"/*.trace.json.gz)
+      [ "$(stat -c %s "$out_dir/$plan-traces-$name.tar")" -lt $((15 * 1024 * 1024)) ] && break
+      local biggest
+      biggest=$(find "$dir" -name '*.trace.json.gz' -printf '%s %p\n' | sort -n | tail -1 | cut -d' ' -f2-)
+      echo "$biggest" >> "$work/dropped-traces.txt"
+      rm -f "$biggest"
+    done
+  done
+  (cd "$work" && tar -czf "$out_dir/$plan-records.tar.gz" --exclude='*.trace.json.gz' .)
+}
+
+if [ "$plan" = x4 ]; then
+  group ep4 0,1,2,3 4 device "$deadline_a" 29541
+  group ep2 0,1 2 device-ci,device "$deadline_b" 29542 &
+  group ep1 2 1 device-ci,device "$deadline_b" 0 &
+  group hf 3 1 device-hf "$deadline_b" 0 &
+else
+  group ep2 0,1 2 device-small "$deadline_a" 29542
+  group ep1 0 1 device-small "$deadline_b" 0 &
+  group hf 1 1 device-hf-small "$deadline_b" 0 &
+fi
+wait
+pack
+cat "$work/summary.txt"
+for log in "$work"/*.log; do
+  echo "--- $(basename "$log"): $(grep -c ' ok ' "$log") ok, $(grep -c ' failed ' "$log") failed, $(grep -c ' skipped ' "$log") skipped"
+  grep -E ' failed | skipped ' "$log" | head -5
+done
+ls -la "$out_dir"

@@ -1,0 +1,132 @@
+"""Hugging Face transformers' own MoE decoder stacks, as they ship, built from a config with random weights.
+
+transformers 5.x selects the experts implementation per model: `experts_implementation=` of from_config
+(or the model's `set_experts_implementation`) sets config._experts_implementation, which the experts class's
+@use_experts_implementation wrapper reads on every call: "eager" runs the class's own loop over the experts
+hit, "grouped_mm" (the default where torch has _grouped_mm) transformers.integrations.moe's
+grouped_mm_experts_forward. Both are measured here, one GPU (transformers has no expert parallelism).
+
+Balanced routing: a forward pre-hook on each experts module replaces the router's top-k expert ids with the
+forced assignment (the router's kernels all run; the weights stay the router's for its own choice).
+Profiler ranges "moesim.L<layer>.<op>" come from module hooks: attn_norm, attention (the whole attention;
+attn_qkv and attn_out inside it on the projections), mlp_norm, moe (the whole block), gate, routed_experts,
+shared_experts.
+"""
+import inspect
+
+import torch
+from torch.profiler import record_function
+
+from .routing import forced_assignment, parse_routing
+
+HF_EXPERTS = {"hf-eager": "eager", "hf-grouped_mm": "grouped_mm"}
+
+
+def _hf_config(shape, layers, seq):
+    """transformers' config for the moesim model `shape.name`: (model_type, kwargs)."""
+    a = shape.attention
+    common = dict(hidden_size=shape.hidden, num_hidden_layers=layers, num_attention_heads=a.heads,
+                  num_key_value_heads=a.kv_heads, vocab_size=256, max_position_embeddings=seq,
+                  num_experts_per_tok=shape.top_k)
+    if shape.name.startswith("qwen3"):
+        return "qwen3_moe", dict(common, head_dim=a.head_dim, num_experts=shape.experts,
+                                 moe_intermediate_size=shape.expert_ffn, intermediate_size=shape.expert_ffn,
+                                 decoder_sparse_step=1, mlp_only_layers=[], norm_topk_prob=True)
+    if shape.name.startswith("mixtral"):
+        return "mixtral", dict(common, head_dim=a.head_dim, num_local_experts=shape.experts,
+                               intermediate_size=shape.expert_ffn, sliding_window=None)
+    if shape.name.startswith("deepseek-v2"):
+        return "deepseek_v2", dict(common, n_routed_experts=shape.experts, moe_intermediate_size=shape.expert_ffn,
+                                   n_shared_experts=shape.shared_experts, intermediate_size=shape.expert_ffn,
+                                   first_k_dense_replace=0, q_lora_rank=a.q_lora_rank or None,
+                                   kv_lora_rank=a.kv_lora_rank, qk_nope_head_dim=a.head_dim,
+                                   qk_rope_head_dim=a.rope_head_dim, v_head_dim=a.v_head_dim,
+                                   head_dim=a.rope_head_dim, topk_method="greedy", n_group=1, topk_group=1)
+    raise ValueError(f"{shape.name}: no transformers model is mapped (qwen3*, mixtral*, deepseek-v2*)")
+
+
+def _build(model_type, kwargs, experts, dtype, device):
+    from transformers import AutoConfig, AutoModel  # noqa: PLC0415 (optional: the device has it)
+
+    config = AutoConfig.for_model(model_type, **kwargs)
+    with torch.device(device):
+        try:
+            model = AutoModel.from_config(config, attn_implementation="sdpa", experts_implementation=experts,
+                                          dtype=dtype)
+        except TypeError:  # a transformers without the experts_implementation argument
+            model = AutoModel.from_config(config, attn_implementation="sdpa", torch_dtype=dtype)
+            model.config._experts_implementation = experts
+    return model.to(device=device, dtype=dtype)
+
+
+def _ranges(module, name):
+    """Pushes profiler range `name` around every forward call of module."""
+    def enter(mod, args):
+        mod._moesim_range = record_function(name)
+        mod._moesim_range.__enter__()
+
+    def leave(mod, args, output):
+        mod._moesim_range.__exit__(None, None, None)
+
+    module.register_forward_pre_hook(enter)
+    module.register_forward_hook(leave)
+
+
+def _force_routing(experts_module, assignment):
+    """Replaces the expert ids of transformers 5.x's experts call forward(hidden_states, top_k_index, weights)."""
+    names = list(inspect.signature(experts_module.forward).parameters)
+    if names[:2] != ["hidden_states", "top_k_index"]:
+        raise ValueError(f"{type(experts_module).__name__}.forward{tuple(names)}: cannot force the routing of an "
+                         "experts module without the (hidden_states, top_k_index, top_k_weights) signature")
+
+    def replace_ids(mod, args, kwargs):
+        if len(args) >= 2:
+            return (args[0], assignment, *args[2:]), kwargs
+        return args, dict(kwargs, top_k_index=assignment)
+    experts_module.register_forward_pre_hook(replace_ids, with_kwargs=True)
+
+
+def _instrument(layer, index, assignment):
+    tag = lambda op: f"moesim.L{index}.{op}"  # noqa: E731
+    _ranges(layer.input_layernorm, tag("attn_norm"))
+    _ranges(layer.self_attn, tag("attention"))
+    for child_name, child in layer.self_attn.named_children():
+        if child_name == "o_proj":
+            _ranges(child, tag("attn_out"))
+        elif child_name.endswith("_proj") or child_name.endswith("_mqa"):
+            _ranges(child, tag("attn_qkv"))
+    _ranges(layer.post_attention_layernorm, tag("mlp_norm"))
+    moe = next(m for m in layer.children() if hasattr(m, "experts"))
+    _ranges(moe, tag("moe"))
+    _ranges(moe.gate, tag("gate"))
+    _ranges(moe.experts, tag("routed_experts"))
+    if getattr(moe, "shared_experts", None) is not None:
+        _ranges(moe.shared_experts, tag("shared_experts"))
+    if assignment is not None:
+        _force_routing(moe.experts, assignment)
+
+
+def hf_builder(cfg, shape, ctx):
+    if ctx.world != 1:
+        raise ValueError(f"{cfg.style}: transformers' models run on one process (EP 1), not {ctx.world}")
+    import transformers  # noqa: PLC0415
+
+    from .bench import TORCH_DTYPES, layer_seed  # noqa: PLC0415 (bench imports this module lazily too)
+
+    model_type, kwargs = _hf_config(shape, cfg.layers, cfg.seq)
+    experts = HF_EXPERTS[cfg.style]
+    model = _build(model_type, kwargs, experts, TORCH_DTYPES[cfg.dtype], ctx.device)
+    kind, exponent = parse_routing(cfg.routing)
+    for i, layer in enumerate(model.layers):
+        a = forced_assignment(kind, exponent, cfg.tokens, shape.experts, shape.top_k, layer_seed(cfg, i, 0))
+        _instrument(layer, i, a.to(ctx.device) if a is not None else None)
+    batch = cfg.tokens // cfg.seq
+
+    def forward(x):
+        return model(inputs_embeds=x.view(batch, cfg.seq, -1), use_cache=False).last_hidden_state.view(cfg.tokens, -1)
+
+    info = {"implementation": "transformers", "transformers_model": type(model).__name__,
+            "transformers_version": transformers.__version__,
+            "experts_implementation": getattr(model.config, "_experts_implementation", None),
+            "attn_implementation": getattr(model.config, "_attn_implementation", None)}
+    return model, forward, info
