@@ -46,6 +46,7 @@ class _WaitForOutput(torch.autograd.Function):
     @staticmethod
     def forward(ctx, y, pending):
         pending.forward.wait()
+        pending.forward = None  # a kept Work holds y, whose graph holds pending: a cycle gc cannot see
         return y.view_as(y)
 
     @staticmethod
@@ -62,6 +63,7 @@ class _WaitForGradient(torch.autograd.Function):
     @staticmethod
     def backward(ctx, grad):
         ctx.pending.backward.wait()
+        ctx.pending.backward = None
         return grad, None
 
 
