@@ -6,14 +6,14 @@
 #
 #   x4  (4 GPUs)  phase A: matrix `device` at EP 4 on all four GPUs; then phase B, three groups at once on
 #       separate GPUs: `device` at EP 2 (GPUs 0,1), `device` at EP 1 (GPU 2), `device-hf` (GPU 3).
-#   x2  (2 GPUs)  phase A: `device-small` at EP 2; phase B at once: `device-small` at EP 1 (GPU 0) and
-#       `device-hf-small` (GPU 1).
+#   x2  (2 GPUs)  phase A: `device` at EP 2; phase B at once: `device` at EP 1 (GPU 0) and `device-hf`
+#       (GPU 1).
 #
 # Each phase starts no configuration after TS_DEADLINE_A / TS_DEADLINE_B seconds (default 170 / 180; the
 # rest are recorded as skipped) and is killed after 50 s more. Writes OUT_DIR/PLAN-records.tar.gz (records,
 # logs, system.txt) and OUT_DIR/PLAN-traces-GROUP.tar (gzip'd Kineto traces), each kept under 15 MiB by
 # leaving out the largest traces (named in dropped-traces.txt). MOESIM_GIT_SHA names the commit measured.
-# TS_DEVICE=cpu runs the same command on the CPU, matrices `device` and `device-small` replaced by `cpu-smoke`
+# TS_DEVICE=cpu runs the same command on the CPU, matrix `device` replaced by `cpu-smoke`
 # (a smoke test of the script before device time; CUDA_VISIBLE_DEVICES is then ignored).
 set -u
 if [ $# -ne 2 ] || { [ "$2" != x4 ] && [ "$2" != x2 ]; }; then
@@ -43,7 +43,7 @@ start=$SECONDS
 # group NAME GPUS NPROC MATRIX DEADLINE PORT: one torch_stacks run (or launch of NPROC processes).
 group() {
   local name=$1 gpus=$2 nproc=$3 matrix=$4 deadline=$5 port=$6
-  [ "$device" = cpu ] && matrix=$(sed -E 's/(^|,)device(-small)?(,|$)/\1cpu-smoke\3/g' <<< "$matrix")
+  [ "$device" = cpu ] && matrix=$(sed -E 's/(^|,)device(,|$)/\1cpu-smoke\2/g' <<< "$matrix")
   local cmd=(python3 -m torch_stacks.run)
   [ "$nproc" -gt 1 ] && cmd=(python3 -m torch_stacks.launch --nproc "$nproc" --port "$port" --)
   echo "=== $name start $((SECONDS - start)) s" >> "$work/summary.txt"
@@ -75,9 +75,9 @@ if [ "$plan" = x4 ]; then
   group ep1 2 1 device-ci,device "$deadline_b" 0 &
   group hf 3 1 device-hf "$deadline_b" 0 &
 else
-  group ep2 0,1 2 device-small "$deadline_a" 29542
-  group ep1 0 1 device-small "$deadline_b" 0 &
-  group hf 1 1 device-hf-small "$deadline_b" 0 &
+  group ep2 0,1 2 device "$deadline_a" 29542
+  group ep1 0 1 device "$deadline_b" 0 &
+  group hf 1 1 device-hf "$deadline_b" 0 &
 fi
 wait
 pack

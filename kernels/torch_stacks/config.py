@@ -103,20 +103,6 @@ def _device_hf():
     return _with_traces(configs, lambda c: 1 if c.model == "qwen3-30b-a3b" and c.tokens == 2048 else None)
 
 
-def _device_small(ep):
-    """The second GPU type's matrix: Qwen3 and Mixtral, both styles, fewer token counts."""
-    schedules = ("regular", "farskip") if ep > 1 else ("regular",)
-    models = (("qwen3-30b-a3b", (2048, 8192)), ("mixtral-8x7b", (8192,)), ("deepseek-v2-lite", (4096,)))
-    configs = [c for group in _by_priority(models) for c in _grid(group, NATIVE_STYLES, schedules, PHASES)]
-    return _with_traces(configs, lambda c: 1 if c.model == "qwen3-30b-a3b" and c.tokens == 2048
-                        and c.phase == "train" and c.schedule == "regular" else None)
-
-
-def _device_hf_small():
-    configs = _grid((("qwen3-30b-a3b", (2048,)), ("mixtral-8x7b", (8192,))), HF_STYLES, ("regular",), PHASES)
-    return configs
-
-
 def _cpu_smoke(ep):
     schedules = ("regular", "farskip")
     configs = _grid((("qwen3-30b-a3b", (64,)), ("deepseek-v2-lite", (64,))), NATIVE_STYLES, schedules, PHASES,
@@ -135,9 +121,7 @@ def _device_ci(ep):
 MATRICES = {
     "device-ci": _device_ci,
     "device": _device_native,
-    "device-small": _device_small,
     "device-hf": lambda ep: _device_hf(),
-    "device-hf-small": lambda ep: _device_hf_small(),
     "cpu-smoke": _cpu_smoke,
 }
 
