@@ -9,13 +9,13 @@ from torch.profiler import ProfilerActivity, profile, record_function, schedule
 
 from . import provenance as prov
 from .experts import grouped_gemm_impl
+from .layers import TORCH_DTYPES
 from .model_spec import load_layer_shape, scaled
-from .routing import forced_assignment, parse_routing
+from .routing import forced_assignment, layer_seed, parse_routing
 from .stack import MoeStack
 from .timing import step_summary, summary, time_steps
 
 SCHEMA_VERSION = 1
-TORCH_DTYPES = {"bf16": torch.bfloat16, "fp32": torch.float32}
 
 
 def specs_dir():
@@ -26,15 +26,10 @@ def model_path(name, directory=None):
     return name if name.endswith(".json") else os.path.join(directory or specs_dir(), f"{name}.json")
 
 
-def layer_seed(cfg, layer, rank):
-    # seed // 1000 is the same on every rank: zipf's popular experts are shared (routing.zipf_assignment).
-    return ((cfg.seed * 100 + layer) * 1000) + rank
-
-
 def build_native(cfg, shape, ctx):
     kind, exponent = parse_routing(cfg.routing)
     assignments = [forced_assignment(kind, exponent, cfg.tokens, shape.experts, shape.top_k,
-                                     layer_seed(cfg, layer, ctx.rank)) for layer in range(cfg.layers)]
+                                     layer_seed(cfg.seed, layer, ctx.rank)) for layer in range(cfg.layers)]
     assignments = [a.to(ctx.device) if a is not None else None for a in assignments]
     dtype = TORCH_DTYPES[cfg.dtype]
     stack = MoeStack(shape, cfg.style, cfg.schedule, cfg.layers, cfg.seq, ctx.world, ctx.rank, None, dtype,
@@ -94,7 +89,8 @@ def run_config(cfg, ctx, out_dir, builder, specs=None):
     rank_result = {"rank": ctx.rank}
     try:
         shape = scaled(load_layer_shape(model_path(cfg.model, specs)), cfg.scale)
-        record["config"]["model_file"] = os.path.relpath(model_path(cfg.model, specs), os.path.join(specs_dir(), "..", ".."))
+        repo = os.path.join(specs_dir(), "..", "..")
+        record["config"]["model_file"] = os.path.relpath(model_path(cfg.model, specs), repo)
         record["config"]["shape"] = {"hidden": shape.hidden, "attention": vars(shape.attention),
                                      "experts": shape.experts, "top_k": shape.top_k, "expert_ffn": shape.expert_ffn,
                                      "shared_experts": shape.shared_experts, "shared_ffn": shape.shared_ffn}
@@ -112,7 +108,8 @@ def run_config(cfg, ctx, out_dir, builder, specs=None):
         if ctx.is_cuda:
             rank_result["max_memory_MiB"] = torch.cuda.max_memory_allocated(ctx.device) // 2**20
         if cfg.trace_iters:
-            rank_result["trace"] = trace_steps(step, ctx, cfg, os.path.join(out_dir, f"{name}.rank{ctx.rank}.trace.json.gz"))
+            trace = os.path.join(out_dir, f"{name}.rank{ctx.rank}.trace.json.gz")
+            rank_result["trace"] = trace_steps(step, ctx, cfg, trace)
         rank_result["status"] = "ok"
     except Exception as e:  # noqa: BLE001 (a failed config is recorded, the matrix goes on)
         rank_result["status"] = "failed"

@@ -24,7 +24,7 @@ from .experts import LocalExperts
 from .layers import INIT_STD, swiglu
 from .model_spec import load_layer_shape, scaled
 from .moe import MoeBlock
-from .routing import forced_assignment
+from .routing import forced_assignment, parse_routing
 
 TOLERANCE = {torch.float32: 1e-4, torch.bfloat16: 3e-2}
 
@@ -67,7 +67,7 @@ def run_block(block, m):
 
 
 def check_block(shape, ctx, dtype, routing, tokens):
-    kind, exponent = (routing.split(":")[0], float(routing.split(":")[1])) if ":" in routing else (routing, 0.0)
+    kind, exponent = parse_routing(routing)
     assignment = forced_assignment(kind, exponent, tokens, shape.experts, shape.top_k, 7000 + ctx.rank)
     assignment = assignment.to(ctx.device) if assignment is not None else None
     g = torch.Generator(device=ctx.device).manual_seed(99 + ctx.rank)
@@ -131,7 +131,8 @@ def check_stack(shape, ctx, dtype, style, schedule):
     y_ref = reference_stack(ref_stack, x_all, schedule)
     y_ref.backward(cat("grad"))
     name = f"stack {style} {schedule} ep{ctx.world}"
-    results = [(f"{name} output", rel_error(cat("y"), y_ref)), (f"{name} input grad", rel_error(cat("x.grad"), x_all.grad))]
+    results = [(f"{name} output", rel_error(cat("y"), y_ref)),
+               (f"{name} input grad", rel_error(cat("x.grad"), x_all.grad))]
     for i, layer in enumerate(ref_stack.layers):
         for j, ref_grad in enumerate((layer.moe.experts.gate_up.grad, layer.moe.experts.down.grad)):
             got = torch.cat([r["experts.grad"][i][j] for r in gathered]).to(ctx.device)

@@ -17,7 +17,8 @@ import inspect
 import torch
 from torch.profiler import record_function
 
-from .routing import forced_assignment, parse_routing
+from .layers import TORCH_DTYPES
+from .routing import forced_assignment, layer_seed, parse_routing
 
 HF_EXPERTS = {"hf-eager": "eager", "hf-grouped_mm": "grouped_mm"}
 
@@ -111,14 +112,13 @@ def hf_builder(cfg, shape, ctx):
         raise ValueError(f"{cfg.style}: transformers' models run on one process (EP 1), not {ctx.world}")
     import transformers  # noqa: PLC0415
 
-    from .bench import TORCH_DTYPES, layer_seed  # noqa: PLC0415 (bench imports this module lazily too)
-
     model_type, kwargs = _hf_config(shape, cfg.layers, cfg.seq)
     experts = HF_EXPERTS[cfg.style]
     model = _build(model_type, kwargs, experts, TORCH_DTYPES[cfg.dtype], ctx.device)
     kind, exponent = parse_routing(cfg.routing)
     for i, layer in enumerate(model.layers):
-        a = forced_assignment(kind, exponent, cfg.tokens, shape.experts, shape.top_k, layer_seed(cfg, i, 0))
+        seed = layer_seed(cfg.seed, i, 0)
+        a = forced_assignment(kind, exponent, cfg.tokens, shape.experts, shape.top_k, seed)
         _instrument(layer, i, a.to(ctx.device) if a is not None else None)
     batch = cfg.tokens // cfg.seq
 

@@ -10,6 +10,7 @@ import torch.nn.functional as F
 from torch import nn
 
 INIT_STD = 0.02
+TORCH_DTYPES = {"bf16": torch.bfloat16, "fp32": torch.float32}
 
 
 def seeded_weight(shape, seed, dtype, device, std=INIT_STD):

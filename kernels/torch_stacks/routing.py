@@ -20,6 +20,12 @@ def parse_routing(text):
     raise ValueError(f"routing '{text}': expected balanced, natural or zipf:S with S > 0")
 
 
+def layer_seed(seed, layer, rank):
+    """The forced assignment's seed of one layer on one rank; seed // 1000 does not depend on the rank, so
+    zipf's popular experts are the same on every rank (zipf_assignment)."""
+    return ((seed * 100 + layer) * 1000) + rank
+
+
 def _generator(seed):
     return torch.Generator().manual_seed(seed)
 

@@ -43,7 +43,8 @@ def parse_args(argv):
     p.add_argument("--specs", help="directory of model files (default: the repository's models/specs)")
     p.add_argument("--out", required=True, help="directory for the records and traces")
     p.add_argument("--deadline", type=float, default=0,
-                   help="start no configuration after this many seconds (0: no limit); the rest are recorded as skipped")
+                   help="start no configuration after this many seconds (0: no limit); the rest are "
+                   "recorded as skipped")
     args = p.parse_args(argv)
     if not args.matrix and not args.model:
         p.error("give --matrix NAME or --model NAME")
