@@ -76,13 +76,13 @@ class AttentionBench : public CaseBench {
     CaseDescription d;
     d.cells = {c.backward ? "bwd" : "fwd", std::to_string(batch_heads_), std::to_string(c.length),
                std::to_string(c.dim_qk), std::to_string(c.dim_v)};
-    d.params.set("pass", c.backward ? "bwd" : "fwd");
-    d.params.set("batch_heads", static_cast<long long>(batch_heads_));
-    d.params.set("seq_len", static_cast<long long>(c.length));
-    d.params.set("d_qk", static_cast<long long>(c.dim_qk));
-    d.params.set("d_v", static_cast<long long>(c.dim_v));
-    d.params.set("causal", true);
-    d.params.set("impl", "unfused cuBLASLt + softmax kernels");
+    d.params["pass"] = c.backward ? "bwd" : "fwd";
+    d.params["batch_heads"] = static_cast<long long>(batch_heads_);
+    d.params["seq_len"] = static_cast<long long>(c.length);
+    d.params["d_qk"] = static_cast<long long>(c.dim_qk);
+    d.params["d_v"] = static_cast<long long>(c.dim_v);
+    d.params["causal"] = true;
+    d.params["impl"] = "unfused cuBLASLt + softmax kernels";
     return d;
   }
 

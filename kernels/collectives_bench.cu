@@ -216,12 +216,12 @@ class CollectivesBench : public CaseBench {
     CaseDescription d;
     d.cells = {collective_name(c.op), std::to_string(c.bytes), std::to_string(c.bytes / 4), "float",
                reduces ? "sum" : "none"};
-    d.params.set("op", collective_name(c.op));
-    d.params.set("size_bytes", static_cast<unsigned long long>(c.bytes));
-    d.params.set("count", static_cast<unsigned long long>(c.bytes / 4));
-    d.params.set("type", "float");
-    d.params.set("redop", reduces ? "sum" : "none");
-    d.params.set("ranks", ranks_);
+    d.params["op"] = collective_name(c.op);
+    d.params["size_bytes"] = static_cast<unsigned long long>(c.bytes);
+    d.params["count"] = static_cast<unsigned long long>(c.bytes / 4);
+    d.params["type"] = "float";
+    d.params["redop"] = reduces ? "sum" : "none";
+    d.params["ranks"] = ranks_;
     return d;
   }
 
@@ -460,7 +460,7 @@ int main(int argc, char** argv) {
   double factor = 2;
   std::string ops = "all_reduce,all_gather,reduce_scatter,all_to_all,all_to_all_uneven,ce_all_to_all";
   double hot = 2;
-  ArgParser& parser = session.parser();
+  CliOptions& parser = session.parser();
   parser.add_bytes("minbytes", 'b', &min_bytes, "smallest size S");
   parser.add_bytes("maxbytes", 'e', &max_bytes, "largest size S");
   parser.add_double("stepfactor", 'f', &factor, "size multiplier");

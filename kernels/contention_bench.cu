@@ -334,34 +334,34 @@ class ContentionBench {
         gemm ? "-" : format_fixed(hbm_GBps, 0),
         std::to_string(both.compute_us.size()) + "/" + std::to_string(both.comm_us.size())};
     for (const std::string& cell : check_cells(tally, true)) cells.push_back(cell);
-    JsonValue record = JsonValue::object();
-    record.set("compute", name);
-    record.set("comm", comm);
-    record.set("bytes", static_cast<unsigned long long>(bytes));
-    record.set("nccl_max_ctas", comm == "ce_copy" ? JsonValue() : JsonValue(static_cast<long long>(ctas)));
-    record.set("ranks", static_cast<long long>(gpus_.size()));
-    record.set("comm_stream_priority", comm_priority_ ? "highest" : "default");
+    Json record = Json::object();
+    record["compute"] = name;
+    record["comm"] = comm;
+    record["bytes"] = static_cast<unsigned long long>(bytes);
+    record["nccl_max_ctas"] = comm == "ce_copy" ? Json() : Json(static_cast<long long>(ctas));
+    record["ranks"] = static_cast<long long>(gpus_.size());
+    record["comm_stream_priority"] = comm_priority_ ? "highest" : "default";
     // The GEMM keeps its gemm_* names (older result files and moesim calibrate read them).
     const std::string prefix = gemm ? "gemm" : "compute";
     if (gemm) {
-      record.set("gemm_m", static_cast<long long>(shape_.m));
-      record.set("gemm_n", static_cast<long long>(shape_.n));
-      record.set("gemm_k", static_cast<long long>(shape_.k));
-      record.set("gemm_algo", gpus_.front().gemm->algo_text());
+      record["gemm_m"] = static_cast<long long>(shape_.m);
+      record["gemm_n"] = static_cast<long long>(shape_.n);
+      record["gemm_k"] = static_cast<long long>(shape_.k);
+      record["gemm_algo"] = gpus_.front().gemm->algo_text();
     } else {
-      record.set("compute_shape", layer_->text());
-      record.set("compute_hbm_bytes", compute_hbm_bytes());
-      record.set("compute_hbm_GBps_alone", hbm_GBps);
+      record["compute_shape"] = layer_->text();
+      record["compute_hbm_bytes"] = compute_hbm_bytes();
+      record["compute_hbm_GBps_alone"] = hbm_GBps;
     }
-    record.set(prefix + "_alone_us", time_json(summarize(compute_alone_)));
-    if (!both.compute_us.empty()) record.set(prefix + "_with_comm_us", time_json(summarize(both.compute_us)));
-    record.set(prefix + "_slowdown", compute_both / compute_alone);
-    record.set("comm_alone_us", time_json(summarize(alone.comm_us)));
-    if (!both.comm_us.empty()) record.set("comm_with_" + prefix + "_us", time_json(summarize(both.comm_us)));
-    record.set("comm_slowdown", comm_both / comm_alone);
-    record.set("busbw_alone_GBps", bus_alone);
-    record.set("busbw_with_" + prefix + "_GBps", bus_both);
-    record.set("check", check_json(tally, true));
+    record[prefix + "_alone_us"] = time_json(summarize(compute_alone_));
+    if (!both.compute_us.empty()) record[prefix + "_with_comm_us"] = time_json(summarize(both.compute_us));
+    record[prefix + "_slowdown"] = compute_both / compute_alone;
+    record["comm_alone_us"] = time_json(summarize(alone.comm_us));
+    if (!both.comm_us.empty()) record["comm_with_" + prefix + "_us"] = time_json(summarize(both.comm_us));
+    record["comm_slowdown"] = comm_both / comm_alone;
+    record["busbw_alone_GBps"] = bus_alone;
+    record["busbw_with_" + prefix + "_GBps"] = bus_both;
+    record["check"] = check_json(tally, true);
     session_.log().add_row(cells, record);
   }
 
@@ -390,7 +390,7 @@ int main(int argc, char** argv) {
   std::string comms = "all_reduce,all_to_all,ce_copy";
   std::string computes = "gemm,add,softmax";
   bool comm_priority = false;
-  ArgParser& parser = session.parser();
+  CliOptions& parser = session.parser();
   parser.add_flag("comm_priority", 0, &comm_priority, "communication stream at the highest priority");
   parser.add_int_list("gemm", 0, &gemm, "GEMM M,N,K (default: DeepSeek-V3 expert up-projection, 16K tokens)");
   parser.add_int("mem_mib", 0, &mem_mib, "main operand of the add, softmax, rmsnorm and topk kernels, MiB");

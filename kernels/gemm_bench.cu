@@ -84,14 +84,14 @@ class GemmBench : public CaseBench {
                          std::to_string(c.shape.n),
                          std::to_string(c.shape.k),
                          data_type_name(c.shape.in_type)};
-    description.params.set("group", c.group);
-    description.params.set("name", c.name);
-    description.params.set("m", static_cast<long long>(c.shape.m));
-    description.params.set("n", static_cast<long long>(c.shape.n));
-    description.params.set("k", static_cast<long long>(c.shape.k));
-    description.params.set("in_dtype", data_type_name(c.shape.in_type));
-    description.params.set("out_dtype", data_type_name(c.shape.out_type));
-    description.params.set("layout", "row-major Y[M,N] = X[M,K] * W[N,K]^T (cuBLASLt TN)");
+    description.params["group"] = c.group;
+    description.params["name"] = c.name;
+    description.params["m"] = static_cast<long long>(c.shape.m);
+    description.params["n"] = static_cast<long long>(c.shape.n);
+    description.params["k"] = static_cast<long long>(c.shape.k);
+    description.params["in_dtype"] = data_type_name(c.shape.in_type);
+    description.params["out_dtype"] = data_type_name(c.shape.out_type);
+    description.params["layout"] = "row-major Y[M,N] = X[M,K] * W[N,K]^T (cuBLASLt TN)";
     return description;
   }
 
@@ -253,7 +253,7 @@ int main(int argc, char** argv) {
   using namespace moesim::kernels;
   BenchSession session("gemm", "cuBLASLt GEMMs over MoE shapes: TFLOP/s and efficiency vs datasheet peak");
   GemmBench::Options options;
-  ArgParser& parser = session.parser();
+  CliOptions& parser = session.parser();
   parser.add_string("groups", 0, &options.groups, "shape groups: attn,expert,mla,square");
   parser.add_string("dtypes", 0, &options.dtypes, "input types: bf16,fp8 (fp8: expert and square only)");
   parser.add_int_list("attn_tokens", 0, &options.attn_tokens,

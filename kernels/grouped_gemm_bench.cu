@@ -84,13 +84,13 @@ class GroupedGemmBench : public CaseBench {
                std::to_string(c.tokens_per_expert),
                std::to_string(c.n),
                std::to_string(c.k)};
-    d.params.set("impl", c.impl);
-    d.params.set("proj", c.proj);
-    d.params.set("experts", static_cast<long long>(c.experts));
-    d.params.set("tokens_per_expert", static_cast<long long>(c.tokens_per_expert));
-    d.params.set("n", static_cast<long long>(c.n));
-    d.params.set("k", static_cast<long long>(c.k));
-    d.params.set("dtype", "bf16");
+    d.params["impl"] = c.impl;
+    d.params["proj"] = c.proj;
+    d.params["experts"] = static_cast<long long>(c.experts);
+    d.params["tokens_per_expert"] = static_cast<long long>(c.tokens_per_expert);
+    d.params["n"] = static_cast<long long>(c.n);
+    d.params["k"] = static_cast<long long>(c.k);
+    d.params["dtype"] = "bf16";
     return d;
   }
 

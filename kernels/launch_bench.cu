@@ -276,11 +276,11 @@ class LaunchBench {
     for (const std::string& cell : time_cells(stats)) cells.push_back(cell);
     const double rate = stats.p50 > 0 ? 1.0 / stats.p50 : 0.0;
     cells.push_back(format_fixed(rate, 3));
-    JsonValue record = JsonValue::object();
-    record.set("measure", measure);
-    record.set("ops_per_sample", static_cast<long long>(ops));
-    record.set("time_us", time_json(stats));
-    record.set("rate_Mops", rate);
+    Json record = Json::object();
+    record["measure"] = measure;
+    record["ops_per_sample"] = static_cast<long long>(ops);
+    record["time_us"] = time_json(stats);
+    record["rate_Mops"] = rate;
     session_.log().add_row(cells, record);
   }
 

@@ -32,7 +32,7 @@ struct Options {
                iters = 20;
 };
 
-void declare(ArgParser& p, Options& o) {
+void declare(CliOptions& p, Options& o) {
   p.add_string("model", 0, &o.model_file, "model file (models/specs/NAME.json)");
   p.add_int("gpus", 'g', &o.gpus, "GPUs (= EP; = TP too with --moe-comm allreduce)", 1);
   p.add_int("first-gpu", 0, &o.first_gpu, "first GPU ordinal", 0);
@@ -109,11 +109,11 @@ RunConfig make_config(const Options& o) {
   return c;
 }
 
-JsonValue three(const SampleStats& s) {
-  JsonValue v = JsonValue::object();
-  v.set("p50", s.p50);
-  v.set("min", s.min);
-  v.set("p99", s.p99);
+Json three(const SampleStats& s) {
+  Json v = Json::object();
+  v["p50"] = s.p50;
+  v["min"] = s.min;
+  v["p99"] = s.p99;
   return v;
 }
 
@@ -129,104 +129,104 @@ struct Measured {
 
 constexpr int kProfiledIterations = 5;
 
-JsonValue profile_json(const OpProfile& profile) {
-  JsonValue p = JsonValue::object();
-  p.set("rank", profile.rank);
-  p.set("iterations", profile.iterations);
-  JsonValue rows = JsonValue::array();
+Json profile_json(const OpProfile& profile) {
+  Json p = Json::object();
+  p["rank"] = profile.rank;
+  p["iterations"] = profile.iterations;
+  Json rows = Json::array();
   for (const OpProfile::Entry& e : profile.entries) {
-    JsonValue row = JsonValue::object();
-    row.set("step", e.name);
-    row.set("count", e.count);
-    row.set("gpu_ms", e.gpu_ms);
-    row.set("host_ms", e.host_ms);
+    Json row = Json::object();
+    row["step"] = e.name;
+    row["count"] = e.count;
+    row["gpu_ms"] = e.gpu_ms;
+    row["host_ms"] = e.host_ms;
     rows.push_back(row);
   }
-  p.set("steps", rows);
+  p["steps"] = rows;
   return p;
 }
 
-JsonValue matrix_json(const std::vector<std::vector<std::int64_t>>& matrix) {
-  JsonValue rows = JsonValue::array();
+Json matrix_json(const std::vector<std::vector<std::int64_t>>& matrix) {
+  Json rows = Json::array();
   for (const auto& row : matrix) {
-    JsonValue r = JsonValue::array();
+    Json r = Json::array();
     for (std::int64_t v : row) r.push_back(static_cast<long long>(v));
     rows.push_back(r);
   }
   return rows;
 }
 
-JsonValue record(const RunConfig& c, const Measured& m, const SampleStats& comm_only, const JsonValue& matrix,
-                 const Measured* regular) {
-  JsonValue r = JsonValue::object();
-  r.set("model", c.model.name);
-  r.set("model_file", c.model_file);
-  r.set("moe_comm", c.comm == MoeComm::ALLTOALL ? "alltoall" : "allreduce");
-  r.set("phase", c.phase());
-  r.set("schedule", to_string(m.kind));
-  r.set("gpus", c.gpus);
-  r.set("ep", c.gpus);
-  r.set("tp", c.tp());
-  r.set("layers", c.layers);
-  r.set("tokens_per_rank", static_cast<long long>(c.tokens));
-  r.set("seq", static_cast<long long>(c.seq));
-  r.set("dtype", "bf16");
-  r.set("routing", c.routing.text);
-  r.set("seed", static_cast<unsigned long long>(c.seed));
-  r.set("sync_splits", c.sync_splits);
-  r.set("attention", c.attention);
-  r.set("experts", c.expert_loop ? "loop" : "grouped");
-  r.set("tokens_to_expert", matrix);
-  r.set("iterations", c.iters);
-  r.set("warmup", c.warmup);
-  r.set("pass_order", c.pass_order == PassOrder::INTERLEAVED ? "interleaved" : "blocked");
-  r.set("stack_ms", three(m.stack));
-  JsonValue ranks = JsonValue::array();
+Json record(const RunConfig& c, const Measured& m, const SampleStats& comm_only, const Json& matrix,
+            const Measured* regular) {
+  Json r = Json::object();
+  r["model"] = c.model.name;
+  r["model_file"] = c.model_file;
+  r["moe_comm"] = c.comm == MoeComm::ALLTOALL ? "alltoall" : "allreduce";
+  r["phase"] = c.phase();
+  r["schedule"] = to_string(m.kind);
+  r["gpus"] = c.gpus;
+  r["ep"] = c.gpus;
+  r["tp"] = c.tp();
+  r["layers"] = c.layers;
+  r["tokens_per_rank"] = static_cast<long long>(c.tokens);
+  r["seq"] = static_cast<long long>(c.seq);
+  r["dtype"] = "bf16";
+  r["routing"] = c.routing.text;
+  r["seed"] = static_cast<unsigned long long>(c.seed);
+  r["sync_splits"] = c.sync_splits;
+  r["attention"] = c.attention;
+  r["experts"] = c.expert_loop ? "loop" : "grouped";
+  r["tokens_to_expert"] = matrix;
+  r["iterations"] = c.iters;
+  r["warmup"] = c.warmup;
+  r["pass_order"] = c.pass_order == PassOrder::INTERLEAVED ? "interleaved" : "blocked";
+  r["stack_ms"] = three(m.stack);
+  Json ranks = Json::array();
   for (double v : m.rank_p50) ranks.push_back(v);
-  r.set("per_rank_p50_ms", ranks);
-  r.set("compute_only_ms", three(m.compute_only));
-  r.set("comm_only_ms", three(comm_only));
+  r["per_rank_p50_ms"] = ranks;
+  r["compute_only_ms"] = three(m.compute_only);
+  r["comm_only_ms"] = three(comm_only);
   if (m.full_nvml.samples > 0) {
     const auto pass_json = [](const PassSampler::Mean& mean) {
-      JsonValue v = JsonValue::object();
-      v.set("sm_clock_mhz", mean.sm_clock_mhz);
-      v.set("power_w", mean.power_w);
-      v.set("samples", static_cast<long long>(mean.samples));
-      JsonValue clocks = JsonValue::array(), watts = JsonValue::array();
+      Json v = Json::object();
+      v["sm_clock_mhz"] = mean.sm_clock_mhz;
+      v["power_w"] = mean.power_w;
+      v["samples"] = static_cast<long long>(mean.samples);
+      Json clocks = Json::array(), watts = Json::array();
       for (double mhz : mean.sm_clock_mhz_per_gpu) clocks.push_back(mhz);
       for (double w : mean.power_w_per_gpu) watts.push_back(w);
-      v.set("sm_clock_mhz_per_gpu", clocks);
-      v.set("power_w_per_gpu", watts);
+      v["sm_clock_mhz_per_gpu"] = clocks;
+      v["power_w_per_gpu"] = watts;
       return v;
     };
-    JsonValue nvml = JsonValue::object();
-    nvml.set("full", pass_json(m.full_nvml));
-    nvml.set("compute_only", pass_json(m.compute_only_nvml));
-    r.set("nvml_mean", nvml);
+    Json nvml = Json::object();
+    nvml["full"] = pass_json(m.full_nvml);
+    nvml["compute_only"] = pass_json(m.compute_only_nvml);
+    r["nvml_mean"] = nvml;
   }
   if (!m.barrier_wait_p50.empty()) {
     // Host time each rank's thread waited at the copy-engine barriers of one iteration (median over the
     // timed iterations): the wait for the last rank's thread, which the symmetric simulation does not see.
-    JsonValue waits = JsonValue::array();
+    Json waits = Json::array();
     for (double v : m.barrier_wait_p50) waits.push_back(v);
-    r.set("ce_barrier_wait_ms_per_rank_p50", waits);
+    r["ce_barrier_wait_ms_per_rank_p50"] = waits;
   }
-  r.set("comm_only_transport", m.kind == ScheduleKind::FARSKIP_CE ? "copy_engine" : "nccl");
+  r["comm_only_transport"] = m.kind == ScheduleKind::FARSKIP_CE ? "copy_engine" : "nccl";
   const double exposed = m.stack.p50 - m.compute_only.p50;
-  r.set("exposed_comm_ms", exposed);
+  r["exposed_comm_ms"] = exposed;
   const double overlap = comm_only.p50 > 0 ? std::clamp(1.0 - exposed / comm_only.p50, 0.0, 1.0) : 0.0;
-  r.set("overlap_pct", 100.0 * overlap);
+  r["overlap_pct"] = 100.0 * overlap;
   if (m.kind != ScheduleKind::REGULAR && regular != nullptr)
-    r.set("speedup_vs_regular", regular->stack.p50 / m.stack.p50);
+    r["speedup_vs_regular"] = regular->stack.p50 / m.stack.p50;
   if (!m.profiles.empty()) {
-    JsonValue profiles = JsonValue::object();
-    for (const auto& [pass, profile] : m.profiles) profiles.set(pass, profile_json(profile));
-    r.set("op_profile", profiles);
+    Json profiles = Json::object();
+    for (const auto& [pass, profile] : m.profiles) profiles[pass] = profile_json(profile);
+    r["op_profile"] = profiles;
   }
-  JsonValue check = JsonValue::object();
-  check.set("passed", m.check.passed);
-  check.set("detail", m.check.detail);
-  r.set("check", check);
+  Json check = Json::object();
+  check["passed"] = m.check.passed;
+  check["detail"] = m.check.detail;
+  r["check"] = check;
   return r;
 }
 
@@ -300,7 +300,7 @@ Measurements measure(Stack& stack, const RunConfig& c, bool runs_copy_engine, co
 bool run(const RunConfig& c, const std::vector<int>& devices, ResultLog& log) {
   const auto routing = route_tokens(c.routing, c.seed, c.comm == MoeComm::ALLTOALL ? c.gpus : 1, c.tokens,
                                     static_cast<int>(c.model.experts), c.top_k());
-  const JsonValue matrix = matrix_json(tokens_to_expert(routing, static_cast<int>(c.model.experts)));
+  const Json matrix = matrix_json(tokens_to_expert(routing, static_cast<int>(c.model.experts)));
   Stack stack(c, devices, routing);
   log.comment("device memory in use on GPU " + std::to_string(devices.front()) +
               " after setup: " + std::to_string(stack.memory_used_bytes() >> 20) + " MiB");
@@ -328,15 +328,15 @@ bool run(const RunConfig& c, const std::vector<int>& devices, ResultLog& log) {
   log.start_table(TextTable(columns()));
   for (const Measured& m : measured) {
     const SampleStats& comm_only = m.kind == ScheduleKind::FARSKIP_CE ? ce_comm_only : nccl_comm_only;
-    const JsonValue r = record(c, m, comm_only, matrix, regular);
-    const JsonValue* speedup = r.find("speedup_vs_regular");
-    log.add_row(
-        {to_string(m.kind), format_fixed(m.stack.p50, 3), format_fixed(m.stack.min, 3),
-         format_fixed(m.stack.p99, 3), format_fixed(m.compute_only.p50, 3), format_fixed(comm_only.p50, 3),
-         format_fixed(r.find("exposed_comm_ms")->as_double(), 3),
-         format_fixed(r.find("overlap_pct")->as_double(), 1),
-         speedup != nullptr ? format_fixed(speedup->as_double(), 3) : "-", m.check.passed ? "OK" : "FAIL"},
-        r);
+    const Json r = record(c, m, comm_only, matrix, regular);
+    const bool has_speedup = r.contains("speedup_vs_regular");
+    log.add_row({to_string(m.kind), format_fixed(m.stack.p50, 3), format_fixed(m.stack.min, 3),
+                 format_fixed(m.stack.p99, 3), format_fixed(m.compute_only.p50, 3),
+                 format_fixed(comm_only.p50, 3), format_fixed(r.at("exposed_comm_ms").get<double>(), 3),
+                 format_fixed(r.at("overlap_pct").get<double>(), 1),
+                 has_speedup ? format_fixed(r.at("speedup_vs_regular").get<double>(), 3) : "-",
+                 m.check.passed ? "OK" : "FAIL"},
+                r);
     if (!m.check.passed) log.warning(to_string(m.kind) + ": " + m.check.detail);
     for (const auto& [pass, profile] : m.profiles) {
       for (const OpProfile::Entry& e : profile.entries)
@@ -361,8 +361,8 @@ std::vector<int> devices_for(const Options& o) {
 
 int main_body(int argc, char** argv) {
   Options o;
-  ArgParser parser("layer_runner",
-                   "MoE transformer layer stack on G GPUs under regular and FarSkip schedules");
+  CliOptions parser("layer_runner",
+                    "MoE transformer layer stack on G GPUs under regular and FarSkip schedules");
   declare(parser, o);
   try {
     if (!parser.parse(argc, argv)) {

@@ -92,11 +92,11 @@ class MemoryBench : public CaseBench {
     CaseDescription d;
     d.cells = {op_name(c.op), std::to_string(c.tokens), std::to_string(c.width), std::to_string(c.top_k),
                std::to_string(static_cast<long long>(bytes_and_flops(index).bytes))};
-    d.params.set("op", op_name(c.op));
-    d.params.set("tokens", static_cast<long long>(c.tokens));
-    d.params.set("width", static_cast<long long>(c.width));
-    d.params.set("top_k", static_cast<long long>(c.top_k));
-    d.params.set("dtype", "bf16");
+    d.params["op"] = op_name(c.op);
+    d.params["tokens"] = static_cast<long long>(c.tokens);
+    d.params["width"] = static_cast<long long>(c.width);
+    d.params["top_k"] = static_cast<long long>(c.top_k);
+    d.params["dtype"] = "bf16";
     return d;
   }
 

@@ -243,16 +243,16 @@ class PersistentBench {
     cells.push_back(is_store ? "N/A" : format_fixed(per_block_ns, 1));
     cells.push_back(format_fixed(bandwidth, 1));
     for (const std::string& cell : check_cells(tally, true)) cells.push_back(cell);
-    JsonValue record = JsonValue::object();
-    record.set("measure", measure);
-    record.set("blocks", static_cast<long long>(blocks));
-    record.set("task_flops_per_thread", with_work ? static_cast<long long>(task_flops_) : 0LL);
-    record.set(is_store ? "bytes" : "tasks", is_store ? bytes : static_cast<double>(tasks_));
-    record.set("time_us", time_json(stats));
-    if (!is_store) record.set("per_op_ns", per_op_ns);
-    if (!is_store) record.set("per_block_ns", per_block_ns);
-    if (is_store) record.set("bw_GBps", bandwidth);
-    record.set("check", check_json(tally, true));
+    Json record = Json::object();
+    record["measure"] = measure;
+    record["blocks"] = static_cast<long long>(blocks);
+    record["task_flops_per_thread"] = with_work ? static_cast<long long>(task_flops_) : 0LL;
+    record[is_store ? "bytes" : "tasks"] = is_store ? bytes : static_cast<double>(tasks_);
+    record["time_us"] = time_json(stats);
+    if (!is_store) record["per_op_ns"] = per_op_ns;
+    if (!is_store) record["per_block_ns"] = per_block_ns;
+    if (is_store) record["bw_GBps"] = bandwidth;
+    record["check"] = check_json(tally, true);
     session_.log().add_row(cells, record);
   }
 
@@ -278,7 +278,7 @@ int main(int argc, char** argv) {
   std::vector<std::int64_t> blocks{1, 2, 8, 32, 66, 132};
   std::vector<std::int64_t> store_blocks{1, 2, 4, 8, 16, 32, 64, 132, 264};
   std::string parts = "queue,mailbox,store";
-  ArgParser& parser = session.parser();
+  CliOptions& parser = session.parser();
   parser.add_int("tasks", 0, &tasks, "tasks per launch (queue, mailbox)", 1);
   parser.add_int("task_flops", 0, &task_flops, "FMAs per thread of the small task", 0);
   parser.add_int_list("blocks", 0, &blocks, "persistent grid sizes");

@@ -250,7 +250,7 @@ class PowerBench {
       CUDA_CHECK(cudaEventCreate(&slot.copy_clock.end));
       slots_.push_back(std::move(slot));
     }
-    JsonValue limits = JsonValue::array();
+    Json limits = Json::array();
     for (std::size_t g = 0; g < slots_.size(); ++g) {
       const unsigned limit_mw = read_power_limit_mw(bus_ids_[g]);
       limits.push_back(limit_mw / 1000.0);
@@ -511,40 +511,40 @@ class PowerBench {
     return c;
   }
 
-  JsonValue record(const Load& load, const GpuSlot& slot, const PassSampler::Mean& mean, double duty,
-                   double rate, double first_rate, const std::string& reasons) const {
+  Json record(const Load& load, const GpuSlot& slot, const PassSampler::Mean& mean, double duty, double rate,
+              double first_rate, const std::string& reasons) const {
     static const char* const kKinds[] = {"idle", "gemm", "copy", "peer", "smcopy", "gemm+smcopy"};
-    JsonValue r = JsonValue::object();
-    r.set("load", load.text);
-    r.set("kind", kKinds[static_cast<int>(load.kind)]);
-    r.set("gpu", slot.device);
+    Json r = Json::object();
+    r["load"] = load.text;
+    r["kind"] = kKinds[static_cast<int>(load.kind)];
+    r["gpu"] = slot.device;
     if (gemm_rate(load.kind)) {
-      r.set("m", static_cast<long long>(load.shape.m));
-      r.set("n", static_cast<long long>(load.shape.n));
-      r.set("k", static_cast<long long>(load.shape.k));
-      r.set("dtype", "bf16");
+      r["m"] = static_cast<long long>(load.shape.m);
+      r["n"] = static_cast<long long>(load.shape.n);
+      r["k"] = static_cast<long long>(load.shape.k);
+      r["dtype"] = "bf16";
     }
     if (load.kind != LoadKind::IDLE && load.kind != LoadKind::GEMM) {
-      r.set("bytes", static_cast<double>(options_.copy_bytes));
+      r["bytes"] = static_cast<double>(options_.copy_bytes);
     }
-    if (load.kind == LoadKind::SMCOPY || load.kind == LoadKind::GEMM_SMCOPY) r.set("ctas", load.ctas);
-    r.set("target_duty", load.kind == LoadKind::IDLE ? 0.0 : load.duty);
-    r.set("duty", duty);
-    r.set(gemm_rate(load.kind) ? "busy_tflops" : "busy_GBps", rate);
-    r.set(gemm_rate(load.kind) ? "first_burst_tflops" : "first_burst_GBps", first_rate);
+    if (load.kind == LoadKind::SMCOPY || load.kind == LoadKind::GEMM_SMCOPY) r["ctas"] = load.ctas;
+    r["target_duty"] = load.kind == LoadKind::IDLE ? 0.0 : load.duty;
+    r["duty"] = duty;
+    r[gemm_rate(load.kind) ? "busy_tflops" : "busy_GBps"] = rate;
+    r[gemm_rate(load.kind) ? "first_burst_tflops" : "first_burst_GBps"] = first_rate;
     if (load.kind == LoadKind::GEMM_SMCOPY) {
       const CopyRates copy = copy_rates(slot);
-      r.set("copy_rate_GBps", copy.rate_GBps);
-      r.set("copy_first_burst_GBps", copy.first_GBps);
-      r.set("copy_busy_ms", slot.copy_clock.busy_ms);
-      r.set("copy_reps", slot.copy_reps);
+      r["copy_rate_GBps"] = copy.rate_GBps;
+      r["copy_first_burst_GBps"] = copy.first_GBps;
+      r["copy_busy_ms"] = slot.copy_clock.busy_ms;
+      r["copy_reps"] = slot.copy_reps;
     }
-    r.set("sm_clock_mhz", mean.sm_clock_mhz);
-    r.set("sm_clock_min_mhz", static_cast<long long>(mean.min_sm_clock_mhz));
-    r.set("sm_clock_max_mhz", static_cast<long long>(mean.max_sm_clock_mhz));
-    r.set("power_w", mean.power_w);
-    r.set("samples", static_cast<long long>(mean.samples));
-    r.set("clock_reasons", reasons);
+    r["sm_clock_mhz"] = mean.sm_clock_mhz;
+    r["sm_clock_min_mhz"] = static_cast<long long>(mean.min_sm_clock_mhz);
+    r["sm_clock_max_mhz"] = static_cast<long long>(mean.max_sm_clock_mhz);
+    r["power_w"] = mean.power_w;
+    r["samples"] = static_cast<long long>(mean.samples);
+    r["clock_reasons"] = reasons;
     return r;
   }
 

@@ -73,14 +73,14 @@ void log_run_header(ResultLog& log, const std::string& title, const std::vector<
   const std::string driver_api = cuda_driver_api_version();
   const std::string runtime = cuda_runtime_version();
   std::string library_text;
-  JsonValue library_json = JsonValue::object();
+  Json library_json = Json::object();
   for (const auto& [name, version] : libraries) {
     library_text += "  " + name + " " + version;
-    library_json.set(name, version);
+    library_json[name] = version;
   }
   log.comment(std::string(kGpuApiName) + " driver " + driver + ", driver API " + driver_api + ", runtime " +
               runtime + library_text);
-  JsonValue gpus = JsonValue::array();
+  Json gpus = Json::array();
   for (int device : devices) {
     const GpuDescription gpu = describe_gpu(device);
     const GpuClocks clocks = read_clocks(gpu.pci_bus_id);
@@ -102,9 +102,9 @@ void log_run_header(ResultLog& log, const std::string& title, const std::vector<
 #ifndef NDEBUG
   log.warning("DEBUG build (NDEBUG not defined): timings are not representative");
 #endif
-  JsonValue environment = JsonValue::object();
+  Json environment = Json::object();
   for (const auto& [name, value] : relevant_environment()) {
-    environment.set(name, value);
+    environment[name] = value;
     log.comment("env " + name + "=" + value);
   }
   log.add_context("gpu_api", kGpuApiName);
@@ -140,13 +140,13 @@ int BenchSession::close() {
 }
 
 void log_end_clocks(ResultLog& log, const std::vector<int>& devices) {
-  JsonValue end_clocks = JsonValue::array();
+  Json end_clocks = Json::array();
   for (int device : devices) {
     const GpuClocks clocks = read_clocks(describe_gpu(device).pci_bus_id);
-    JsonValue entry = JsonValue::object();
-    entry.set("index", device);
-    entry.set("sm_clock_mhz", clocks.sm_mhz);
-    entry.set("memory_clock_mhz", clocks.memory_mhz);
+    Json entry = Json::object();
+    entry["index"] = device;
+    entry["sm_clock_mhz"] = clocks.sm_mhz;
+    entry["memory_clock_mhz"] = clocks.memory_mhz;
     end_clocks.push_back(entry);
     log.comment("GPU " + std::to_string(device) + " at end: SM clock " + std::to_string(clocks.sm_mhz) +
                 " MHz, memory clock " + std::to_string(clocks.memory_mhz) + " MHz");
@@ -211,15 +211,15 @@ std::vector<std::string> time_cells(const SampleStats& stats_us) {
           format_fixed(stats_us.p99, precision), format_fixed(stats_us.cv_pct, 1)};
 }
 
-JsonValue time_json(const SampleStats& stats_us) {
-  JsonValue value = JsonValue::object();
-  value.set("p50", stats_us.p50);
-  value.set("min", stats_us.min);
-  value.set("p99", stats_us.p99);
-  value.set("mean", stats_us.mean);
-  value.set("max", stats_us.max);
-  value.set("cv_pct", stats_us.cv_pct);
-  value.set("samples", static_cast<unsigned long long>(stats_us.count));
+Json time_json(const SampleStats& stats_us) {
+  Json value = Json::object();
+  value["p50"] = stats_us.p50;
+  value["min"] = stats_us.min;
+  value["p99"] = stats_us.p99;
+  value["mean"] = stats_us.mean;
+  value["max"] = stats_us.max;
+  value["cv_pct"] = stats_us.cv_pct;
+  value["samples"] = static_cast<unsigned long long>(stats_us.count);
   return value;
 }
 
@@ -242,12 +242,12 @@ std::vector<std::string> check_cells(const ErrorTally& tally, bool checked) {
   return {std::to_string(tally.wrong()), format_general(tally.max_relative_error(), 2)};
 }
 
-JsonValue check_json(const ErrorTally& tally, bool checked) {
-  JsonValue value = JsonValue::object();
-  value.set("checked", checked ? static_cast<long long>(tally.checked()) : 0LL);
-  value.set("wrong", checked ? JsonValue(static_cast<long long>(tally.wrong())) : JsonValue());
-  value.set("max_rel_err", checked ? JsonValue(tally.max_relative_error()) : JsonValue());
-  value.set("tolerance", tally.tolerance());
+Json check_json(const ErrorTally& tally, bool checked) {
+  Json value = Json::object();
+  value["checked"] = checked ? static_cast<long long>(tally.checked()) : 0LL;
+  value["wrong"] = checked ? Json(static_cast<long long>(tally.wrong())) : Json();
+  value["max_rel_err"] = checked ? Json(tally.max_relative_error()) : Json();
+  value["tolerance"] = tally.tolerance();
   return value;
 }
 
@@ -393,28 +393,28 @@ void run_cases(BenchSession& session, CaseBench& bench) {
 
     std::vector<std::string> cells = description.cells;
     for (const std::string& cell : time_cells(stats)) cells.push_back(cell);
-    JsonValue record = description.params;
-    record.set("time_us", time_json(stats));
-    record.set("graph_iters_per_sample", static_cast<long long>(timed.graph_iters));
-    record.set("bytes", work.bytes);
-    record.set("flops", work.flops);
+    Json record = description.params;
+    record["time_us"] = time_json(stats);
+    record["graph_iters_per_sample"] = static_cast<long long>(timed.graph_iters);
+    record["bytes"] = work.bytes;
+    record["flops"] = work.flops;
     const std::vector<TextColumn> metric_columns = bench.metric_columns();
     for (std::size_t m = 0; m < metric_columns.size(); ++m) {
       const double value = m < metrics.size() ? metrics[m] : 0.0;
       cells.push_back(format_fixed(value, value < 10 ? 3 : (value < 1000 ? 2 : 1)));
-      record.set(metric_json_key(metric_columns[m]), value);
+      record[metric_json_key(metric_columns[m])] = value;
     }
     for (const std::string& cell : check_cells(tally, checked)) cells.push_back(cell);
-    record.set("check", check_json(tally, checked));
+    record["check"] = check_json(tally, checked);
     const PassSampler::Mean nvml = sampler.means()[index];
     if (nvml.samples > 0) {
-      JsonValue sampled = JsonValue::object();
-      sampled.set("sm_clock_mhz", nvml.sm_clock_mhz);
-      sampled.set("sm_clock_min_mhz", static_cast<long long>(nvml.min_sm_clock_mhz));
-      sampled.set("power_w", nvml.power_w);
-      sampled.set("samples", static_cast<long long>(nvml.samples));
-      sampled.set("clock_reasons", clock_reason_names(nvml.clock_reasons));
-      record.set("nvml", sampled);
+      Json sampled = Json::object();
+      sampled["sm_clock_mhz"] = nvml.sm_clock_mhz;
+      sampled["sm_clock_min_mhz"] = static_cast<long long>(nvml.min_sm_clock_mhz);
+      sampled["power_w"] = nvml.power_w;
+      sampled["samples"] = static_cast<long long>(nvml.samples);
+      sampled["clock_reasons"] = clock_reason_names(nvml.clock_reasons);
+      record["nvml"] = sampled;
     }
     log.add_row(cells, record);
     bench.release(index);

@@ -26,7 +26,7 @@
 #include <vector>
 
 #include "GpuCheck.hpp"
-#include "moesim/kernels/ArgParser.hpp"
+#include "moesim/kernels/CliOptions.hpp"
 #include "moesim/kernels/ErrorTally.hpp"
 #include "moesim/kernels/ResultLog.hpp"
 #include "moesim/kernels/Statistics.hpp"
@@ -57,7 +57,7 @@ class BenchSession {
  public:
   BenchSession(std::string benchmark, std::string description);
 
-  ArgParser& parser() { return parser_; }
+  CliOptions& parser() { return parser_; }
   const CommonOptions& options() const { return options_; }
   /** @brief Parses argv; false when --help was asked for. */
   bool parse(int argc, char** argv);
@@ -78,7 +78,7 @@ class BenchSession {
   std::string benchmark_;
   std::string description_;
   CommonOptions options_;
-  ArgParser parser_;
+  CliOptions parser_;
   std::vector<int> devices_;
   std::unique_ptr<ResultLog> log_;
   std::int64_t cases_checked_ = 0;
@@ -112,8 +112,8 @@ struct WorkCount {
 
 /** @brief Display cells and JSON parameters of one case. */
 struct CaseDescription {
-  std::vector<std::string> cells;          ///< one per case_columns() entry
-  JsonValue params = JsonValue::object();  ///< copied into the JSON record
+  std::vector<std::string> cells;  ///< one per case_columns() entry
+  Json params = Json::object();    ///< copied into the JSON record
 };
 
 /** @brief The interface a sweep-style benchmark fills. */
@@ -199,14 +199,14 @@ inline double teraflops_per_second(double flops, double seconds) {
 /** @brief Standard time columns (p50, min, p99, cv) for custom benches. */
 std::vector<TextColumn> time_columns();
 std::vector<std::string> time_cells(const SampleStats& stats_us);
-JsonValue time_json(const SampleStats& stats_us);
+Json time_json(const SampleStats& stats_us);
 /** @brief JSON key of a metric column: "busbw" + "GB/s" -> "busbw_GBps", "TFLOP/s" -> "_tflops", "%" ->
  * "_pct". */
 std::string metric_json_key(const TextColumn& column);
 /** @brief Correctness columns (#wrong, max relative error). */
 std::vector<TextColumn> check_columns();
 std::vector<std::string> check_cells(const ErrorTally& tally, bool checked);
-JsonValue check_json(const ErrorTally& tally, bool checked);
+Json check_json(const ErrorTally& tally, bool checked);
 
 /**
  * @brief main() of a benchmark: declares options, parses, runs `body`, prints errors.

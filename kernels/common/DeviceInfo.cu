@@ -191,20 +191,20 @@ std::vector<std::pair<std::string, std::string>> relevant_environment() {
   return variables;
 }
 
-JsonValue to_json(const GpuDescription& gpu, const GpuClocks& clocks) {
-  JsonValue value = JsonValue::object();
-  value.set("index", gpu.index);
-  value.set("name", gpu.name);
-  value.set("pci_bus_id", gpu.pci_bus_id);
-  value.set("arch", gpu.arch);
-  value.set("multiprocessors", gpu.multiprocessors);
-  value.set("memory_bytes", static_cast<unsigned long long>(gpu.memory_bytes));
-  value.set("l2_bytes", static_cast<unsigned long long>(gpu.l2_bytes));
-  value.set("peak_clock_mhz", gpu.peak_clock_mhz);
-  value.set("sm_clock_mhz", clocks.sm_mhz);
-  value.set("sm_clock_max_mhz", clocks.sm_max_mhz);
-  value.set("memory_clock_mhz", clocks.memory_mhz);
-  value.set("memory_clock_max_mhz", clocks.memory_max_mhz);
+Json to_json(const GpuDescription& gpu, const GpuClocks& clocks) {
+  Json value = Json::object();
+  value["index"] = gpu.index;
+  value["name"] = gpu.name;
+  value["pci_bus_id"] = gpu.pci_bus_id;
+  value["arch"] = gpu.arch;
+  value["multiprocessors"] = gpu.multiprocessors;
+  value["memory_bytes"] = static_cast<unsigned long long>(gpu.memory_bytes);
+  value["l2_bytes"] = static_cast<unsigned long long>(gpu.l2_bytes);
+  value["peak_clock_mhz"] = gpu.peak_clock_mhz;
+  value["sm_clock_mhz"] = clocks.sm_mhz;
+  value["sm_clock_max_mhz"] = clocks.sm_max_mhz;
+  value["memory_clock_mhz"] = clocks.memory_mhz;
+  value["memory_clock_max_mhz"] = clocks.memory_max_mhz;
   return value;
 }
 

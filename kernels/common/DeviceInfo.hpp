@@ -9,7 +9,7 @@
 #include <utility>
 #include <vector>
 
-#include "moesim/kernels/JsonValue.hpp"
+#include "moesim/kernels/Json.hpp"
 
 namespace moesim::kernels {
 
@@ -52,6 +52,6 @@ std::string cuda_runtime_version();
 /** @brief Environment variables that change results (NCCL_*, CUDA_*, HIP_*, CUBLAS*, MOESIM_*). */
 std::vector<std::pair<std::string, std::string>> relevant_environment();
 
-JsonValue to_json(const GpuDescription& gpu, const GpuClocks& clocks);
+Json to_json(const GpuDescription& gpu, const GpuClocks& clocks);
 
 }  // namespace moesim::kernels

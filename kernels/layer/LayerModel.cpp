@@ -3,7 +3,7 @@
 #include <fstream>
 #include <sstream>
 
-#include "moesim/kernels/JsonValue.hpp"
+#include "moesim/kernels/Json.hpp"
 
 namespace moesim::kernels::layer {
 namespace {
@@ -12,32 +12,33 @@ namespace {
   throw ModelFileError(path + ": " + problem);
 }
 
-const JsonValue& member(const JsonValue& object, const std::string& key, const std::string& where,
-                        const std::string& path) {
-  const JsonValue* value = object.find(key);
-  if (value == nullptr) bad(path, "missing key " + where + key);
-  return *value;
+const Json& member(const Json& object, const std::string& key, const std::string& where,
+                   const std::string& path) {
+  const auto it = object.find(key);
+  if (it == object.end()) bad(path, "missing key " + where + key);
+  return *it;
 }
 
-std::int64_t count(const JsonValue& object, const std::string& key, const std::string& where,
+std::int64_t count(const Json& object, const std::string& key, const std::string& where,
                    const std::string& path, std::int64_t min_value) {
-  const JsonValue& value = member(object, key, where, path);
-  if (!value.is_integer()) bad(path, where + key + " must be an integer, not " + value.type_name());
-  const std::int64_t n = value.as_int();
+  const Json& value = member(object, key, where, path);
+  // As moesim's model loader: 2048.0 is a number, not a count.
+  if (!value.is_number_integer()) bad(path, where + key + " must be an integer, not " + value.type_name());
+  const auto n = value.get<std::int64_t>();
   if (n < min_value)
     bad(path, where + key + " = " + std::to_string(n) + ": must be >= " + std::to_string(min_value));
   return n;
 }
 
-std::string text_of(const JsonValue& object, const std::string& key, const std::string& where,
+std::string text_of(const Json& object, const std::string& key, const std::string& where,
                     const std::string& path) {
-  const JsonValue& value = member(object, key, where, path);
+  const Json& value = member(object, key, where, path);
   if (!value.is_string()) bad(path, where + key + " must be a string, not " + value.type_name());
-  return value.as_string();
+  return value.get<std::string>();
 }
 
-const JsonValue& section(const JsonValue& root, const std::string& key, const std::string& path) {
-  const JsonValue& value = member(root, key, "", path);
+const Json& section(const Json& root, const std::string& key, const std::string& path) {
+  const Json& value = member(root, key, "", path);
   if (!value.is_object()) bad(path, key + " must be an object");
   return value;
 }
@@ -62,33 +63,36 @@ void validate(const LayerModel& m, const std::string& path) {
 }  // namespace
 
 LayerModel parse_layer_model(const std::string& text, const std::string& path) {
-  JsonValue root;
+  Json root;
   try {
-    root = parse_json(text);
-  } catch (const JsonParseError& error) {
-    bad(path, error.what());
+    root = Json::parse(text);
+  } catch (const Json::parse_error& error) {
+    // nlohmann's text is "[json.exception.parse_error.101] parse error at line L, column C: ..."
+    const std::string what = error.what();
+    const std::size_t at = what.find("line ");
+    bad(path, at == std::string::npos ? what : what.substr(at));
   }
   if (!root.is_object()) bad(path, "the top level must be an object");
   LayerModel m;
   m.name = text_of(root, "name", "", path);
   m.hidden = count(root, "hidden", "", path, 8);
-  const JsonValue& attention = section(root, "attention", path);
+  const Json& attention = section(root, "attention", path);
   const std::string type = text_of(attention, "type", "attention.", path);
   if (type == "mla") bad(path, "attention.type \"mla\" is not supported by the layer runner (GQA/MHA only)");
   m.heads = count(attention, "heads", "attention.", path, 1);
   m.kv_heads = count(attention, "kv_heads", "attention.", path, 1);
   m.head_dim = count(attention, "head_dim", "attention.", path, 8);
-  const JsonValue& moe = section(root, "moe", path);
+  const Json& moe = section(root, "moe", path);
   m.experts = count(moe, "experts", "moe.", path, 1);
   m.top_k = count(moe, "top_k", "moe.", path, 1);
   m.expert_ffn = count(moe, "expert_ffn", "moe.", path, 8);
   m.shared_experts = count(moe, "shared_experts", "moe.", path, 0);
-  m.shared_ffn = moe.find("shared_ffn") != nullptr ? count(moe, "shared_ffn", "moe.", path, 0) : 0;
+  m.shared_ffn = moe.contains("shared_ffn") ? count(moe, "shared_ffn", "moe.", path, 0) : 0;
   const std::string activation = text_of(root, "activation", "", path);
   if (activation != "swiglu")
     bad(path, "activation \"" + activation + "\" is not supported by the layer runner (swiglu only)");
-  const JsonValue* norm = root.find("norm");
-  if (norm != nullptr && (!norm->is_string() || norm->as_string() != "rmsnorm"))
+  const auto norm = root.find("norm");
+  if (norm != root.end() && (!norm->is_string() || norm->get<std::string>() != "rmsnorm"))
     bad(path, "norm must be \"rmsnorm\" (the only norm the layer runner has)");
   validate(m, path);
   return m;

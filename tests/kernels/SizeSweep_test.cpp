@@ -7,18 +7,6 @@
 namespace moesim::kernels {
 namespace {
 
-TEST(SizeSweepTest, ParsesSuffixes) {
-  EXPECT_EQ(parse_bytes("8"), 8u);
-  EXPECT_EQ(parse_bytes("4k"), 4096u);
-  EXPECT_EQ(parse_bytes("64M"), 64u << 20);
-  EXPECT_EQ(parse_bytes("1G"), 1ULL << 30);
-  EXPECT_THROW(parse_bytes(""), std::invalid_argument);
-  EXPECT_THROW(parse_bytes("M"), std::invalid_argument);
-  EXPECT_THROW(parse_bytes("1T"), std::invalid_argument);
-  EXPECT_THROW(parse_bytes("1MB"), std::invalid_argument);
-  EXPECT_THROW(parse_bytes("99999999999999999999"), std::invalid_argument);
-}
-
 TEST(SizeSweepTest, FormatsExactMultiples) {
   EXPECT_EQ(format_bytes(0), "0");
   EXPECT_EQ(format_bytes(1536), "1536");

@@ -15,19 +15,17 @@ std::string utc_timestamp_now() {
   return buffer;
 }
 
-ResultLog::ResultLog(ToolIdentity identity, std::vector<std::string> command_line, JsonValue options,
+ResultLog::ResultLog(ToolIdentity identity, std::vector<std::string> command_line, Json options,
                      std::ostream& text, const std::string& json_path)
     : text_(text) {
-  root_.set("schema_version", kResultSchemaVersion);
-  root_.set("tool", "moesim-kernels");
-  root_.set("tool_version", identity.tool_version);
-  root_.set("git_sha", identity.git_sha);
-  root_.set("benchmark", identity.benchmark);
-  JsonValue args = JsonValue::array();
-  for (const std::string& arg : command_line) args.push_back(arg);
-  root_.set("args", args);
-  root_.set("options", std::move(options));
-  root_.set("start_time", utc_timestamp_now());
+  root_["schema_version"] = kResultSchemaVersion;
+  root_["tool"] = "moesim-kernels";
+  root_["tool_version"] = identity.tool_version;
+  root_["git_sha"] = identity.git_sha;
+  root_["benchmark"] = identity.benchmark;
+  root_["args"] = command_line;
+  root_["options"] = std::move(options);
+  root_["start_time"] = utc_timestamp_now();
   if (!json_path.empty()) {
     file_ = std::make_unique<ExclusiveFile>(json_path);
     json_path_ = file_->path();
@@ -43,8 +41,8 @@ ResultLog::~ResultLog() {
   }
 }
 
-void ResultLog::add_context(const std::string& key, JsonValue value) {
-  root_.set(key, std::move(value));
+void ResultLog::add_context(const std::string& key, Json value) {
+  root_[key] = std::move(value);
 }
 
 void ResultLog::comment(const std::string& line) {
@@ -61,14 +59,14 @@ void ResultLog::start_table(const TextTable& table) {
   text_ << "#\n" << table_->header() << std::flush;
 }
 
-void ResultLog::add_row(const std::vector<std::string>& cells, JsonValue record) {
+void ResultLog::add_row(const std::vector<std::string>& cells, Json record) {
   if (!table_) throw std::logic_error("ResultLog::add_row before start_table");
   text_ << table_->row(cells) << std::flush;
   results_.push_back(std::move(record));
 }
 
-void ResultLog::set_summary(const std::string& key, JsonValue value) {
-  summary_.set(key, std::move(value));
+void ResultLog::set_summary(const std::string& key, Json value) {
+  summary_[key] = std::move(value);
 }
 
 void ResultLog::finish() {
@@ -81,13 +79,14 @@ void ResultLog::finish() {
 }
 
 void ResultLog::write_json(bool complete) {
-  JsonValue root = root_;
-  root.set("warnings", warnings_);
-  root.set("results", results_);
-  root.set("summary", summary_);
-  root.set("end_time", utc_timestamp_now());
-  root.set("complete", complete);
-  file_->write(root.dump(1) + "\n");
+  Json root = root_;
+  root["warnings"] = warnings_;
+  root["results"] = results_;
+  root["summary"] = summary_;
+  root["end_time"] = utc_timestamp_now();
+  root["complete"] = complete;
+  // An argument or a device string need not be UTF-8: replace what is not rather than fail the run.
+  file_->write(root.dump(1, ' ', false, Json::error_handler_t::replace) + "\n");
   file_->close();
 }
 

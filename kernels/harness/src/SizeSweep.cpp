@@ -1,43 +1,9 @@
 #include "moesim/kernels/SizeSweep.hpp"
 
-#include <cctype>
 #include <cmath>
-#include <limits>
 #include <stdexcept>
 
 namespace moesim::kernels {
-
-std::uint64_t parse_bytes(const std::string& text) {
-  if (text.empty()) throw std::invalid_argument("empty byte count");
-  std::size_t digits = 0;
-  while (digits < text.size() && std::isdigit(static_cast<unsigned char>(text[digits]))) ++digits;
-  if (digits == 0) throw std::invalid_argument("byte count '" + text + "' does not start with a digit");
-  std::uint64_t multiplier = 1;
-  const std::string suffix = text.substr(digits);
-  if (suffix.size() > 1)
-    throw std::invalid_argument("byte count '" + text + "': expected a K, M or G suffix");
-  if (!suffix.empty()) {
-    switch (std::toupper(static_cast<unsigned char>(suffix[0]))) {
-      case 'K':
-        multiplier = 1ULL << 10;
-        break;
-      case 'M':
-        multiplier = 1ULL << 20;
-        break;
-      case 'G':
-        multiplier = 1ULL << 30;
-        break;
-      default:
-        throw std::invalid_argument("byte count '" + text + "': expected a K, M or G suffix");
-    }
-  }
-  if (digits > 19) throw std::invalid_argument("byte count '" + text + "' overflows 64 bits");
-  const std::uint64_t value = std::stoull(text.substr(0, digits));
-  if (value > std::numeric_limits<std::uint64_t>::max() / multiplier) {
-    throw std::invalid_argument("byte count '" + text + "' overflows 64 bits");
-  }
-  return value * multiplier;
-}
 
 std::string format_bytes(std::uint64_t bytes) {
   if (bytes != 0) {

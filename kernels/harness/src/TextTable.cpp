@@ -1,15 +1,21 @@
 #include "moesim/kernels/TextTable.hpp"
 
+#include <fmt/format.h>
+
 #include <cmath>
-#include <cstdio>
 #include <stdexcept>
 
 namespace moesim::kernels {
 namespace {
 
 std::string pad_left(const std::string& text, int width) {
-  if (static_cast<int>(text.size()) >= width) return text;
-  return std::string(static_cast<std::size_t>(width) - text.size(), ' ') + text;
+  return fmt::format("{:>{}}", text, width);
+}
+
+// printf's spelling of non-finite values, without the sign of a NaN.
+const char* non_finite(double value) {
+  if (std::isnan(value)) return "nan";
+  return value > 0 ? "inf" : "-inf";
 }
 
 }  // namespace
@@ -35,19 +41,13 @@ std::string TextTable::row(const std::vector<std::string>& cells) const {
 }
 
 std::string format_fixed(double value, int precision) {
-  if (std::isnan(value)) return "nan";
-  if (std::isinf(value)) return value > 0 ? "inf" : "-inf";
-  char buffer[64];
-  std::snprintf(buffer, sizeof buffer, "%.*f", precision, value);
-  return buffer;
+  if (!std::isfinite(value)) return non_finite(value);
+  return fmt::format("{:.{}f}", value, precision);
 }
 
 std::string format_general(double value, int significant) {
-  if (std::isnan(value)) return "nan";
-  if (std::isinf(value)) return value > 0 ? "inf" : "-inf";
-  char buffer[64];
-  std::snprintf(buffer, sizeof buffer, "%.*g", significant, value);
-  return buffer;
+  if (!std::isfinite(value)) return non_finite(value);
+  return fmt::format("{:.{}g}", value, significant);
 }
 
 }  // namespace moesim::kernels

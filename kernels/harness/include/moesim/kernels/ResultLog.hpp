@@ -16,7 +16,7 @@
 #include <vector>
 
 #include "moesim/kernels/ExclusiveFile.hpp"
-#include "moesim/kernels/JsonValue.hpp"
+#include "moesim/kernels/Json.hpp"
 #include "moesim/kernels/TextTable.hpp"
 
 namespace moesim::kernels {
@@ -41,14 +41,14 @@ class ResultLog {
    * @param json_path where to write the JSON file ("" for none); an existing file is never
    *        overwritten, the next free name.N is taken instead.
    */
-  ResultLog(ToolIdentity identity, std::vector<std::string> command_line, JsonValue options,
-            std::ostream& text, const std::string& json_path);
+  ResultLog(ToolIdentity identity, std::vector<std::string> command_line, Json options, std::ostream& text,
+            const std::string& json_path);
   ~ResultLog();
   ResultLog(const ResultLog&) = delete;
   ResultLog& operator=(const ResultLog&) = delete;
 
   /** @brief Adds a top-level JSON key (device list, versions, environment). */
-  void add_context(const std::string& key, JsonValue value);
+  void add_context(const std::string& key, Json value);
   /** @brief Prints "# " + line. */
   void comment(const std::string& line);
   /** @brief Prints a '***WARNING*** ' comment line and records it in the JSON "warnings" list. */
@@ -56,9 +56,9 @@ class ResultLog {
   /** @brief Starts a table: prints its two header rows; later rows must match its columns. */
   void start_table(const TextTable& table);
   /** @brief Prints one data row and appends its JSON record to "results". */
-  void add_row(const std::vector<std::string>& cells, JsonValue record);
+  void add_row(const std::vector<std::string>& cells, Json record);
   /** @brief Sets one key of the JSON "summary" object. */
-  void set_summary(const std::string& key, JsonValue value);
+  void set_summary(const std::string& key, Json value);
   /** @brief Writes the JSON file (complete) and prints where it went; idempotent. */
   void finish();
 
@@ -68,10 +68,10 @@ class ResultLog {
   void write_json(bool complete);
 
   std::ostream& text_;
-  JsonValue root_ = JsonValue::object();
-  JsonValue results_ = JsonValue::array();
-  JsonValue summary_ = JsonValue::object();
-  JsonValue warnings_ = JsonValue::array();
+  Json root_ = Json::object();
+  Json results_ = Json::array();
+  Json summary_ = Json::object();
+  Json warnings_ = Json::array();
   std::unique_ptr<TextTable> table_;
   std::unique_ptr<ExclusiveFile> file_;
   std::string json_path_;

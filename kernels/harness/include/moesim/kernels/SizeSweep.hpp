@@ -8,9 +8,6 @@
 
 namespace moesim::kernels {
 
-/** @brief Parses "8", "4K", "64M", "1G" (powers of 1024, case-insensitive); throws std::invalid_argument. */
-std::uint64_t parse_bytes(const std::string& text);
-
 /** @brief The shortest exact text for a byte count: 1073741824 -> "1G", 1536 -> "1536". */
 std::string format_bytes(std::uint64_t bytes);
 

@@ -1,19 +1,26 @@
 #pragma once
 /**
- * @file Command-line options of the GPU benchmarks, in the style of nccl-tests.
+ * @file Command-line options of the GPU benchmarks (CLI11), in the style of nccl-tests.
  *
  * Each option is declared next to the code that uses it with a long name, an optional one-letter
  * short name, a help line and the variable that holds its default and receives its value. Both
- * `--name value` and `--name=value` are accepted; flags take no value. Sizes accept the suffixes
- * K, M, G (powers of 1024), e.g. `-b 8 -e 1G`.
+ * `--name value` and `--name=value` are accepted; flags take no value. Byte counts accept the
+ * suffixes K, M, G (powers of 1024), e.g. `-b 8 -e 1G`. Every option's value after parsing goes
+ * into the result file's "options" object, keyed by its long name.
  */
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
-#include "moesim/kernels/JsonValue.hpp"
+#include "moesim/kernels/Json.hpp"
+
+namespace CLI {
+class App;
+}
 
 namespace moesim::kernels {
 
@@ -23,11 +30,15 @@ class ArgError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-/** @brief Declares options, parses argv into the declared variables, and prints usage. */
-class ArgParser {
+/** @brief Declares options on a CLI11 app, parses argv into the declared variables, prints usage. */
+class CliOptions {
  public:
-  ArgParser(std::string program, std::string description);
+  CliOptions(std::string program, std::string description);
+  ~CliOptions();
+  CliOptions(CliOptions&&) noexcept;
+  CliOptions& operator=(CliOptions&&) noexcept;
 
+  /** @brief Each add_* throws std::logic_error when the long or short name is already declared. */
   void add_flag(const std::string& name, char short_name, bool* target, const std::string& help);
   void add_int(const std::string& name, char short_name, std::int64_t* target, const std::string& help,
                std::int64_t min_value = INT64_MIN);
@@ -46,31 +57,18 @@ class ArgParser {
    */
   bool parse(int argc, const char* const* argv);
 
-  /** @brief The usage text: one line per option with its current value as the default. */
+  /** @brief The usage text: one line per option with its default. */
   std::string usage() const;
   /** @brief argv as given to parse(), program name first. */
   const std::vector<std::string>& command_line() const { return command_line_; }
-  /** @brief Every option's value after parsing, as a JSON object keyed by long name. */
-  JsonValue values_as_json() const;
+  /** @brief Every option's value after parsing, as a JSON object keyed by long name, in declaration order. */
+  Json values_as_json() const;
 
  private:
-  struct Option {
-    std::string name;
-    char short_name = 0;
-    std::string help;
-    bool takes_value = true;
-    std::function<void(const std::string&)> assign;
-    std::function<JsonValue()> current;
-    std::function<std::string()> current_text;
-  };
+  void remember(const std::string& name, std::function<Json()> value);
 
-  void add(Option option);
-  const Option& lookup_long(const std::string& name) const;
-  const Option& lookup_short(char short_name) const;
-
-  std::string program_;
-  std::string description_;
-  std::vector<Option> options_;
+  std::unique_ptr<CLI::App> app_;
+  std::vector<std::pair<std::string, std::function<Json()>>> values_;
   std::vector<std::string> command_line_;
 };
 
