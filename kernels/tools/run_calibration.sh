@@ -15,6 +15,9 @@
 #          table where no NCCL node is at hand)
 #          gemm_attn (the attention projections at 512-8192 tokens, the heuristic's first pick: the rows below
 #          gemm_first's 4096)
+#          tile_gemm (FlashMoE's GEMM tile task, tf32 and bf16: its persistent grid over one expert GEMM of
+#          128-16384 tokens x 2048 x 2048, and 1 and 2 blocks per SM at 8 tasks each; ~20 s; also
+#          tile_gemm_sass.txt, the HMMA/LDGSTS/LDSM instructions cuobjdump finds in the program)
 #          power power4 (sustained-load board power and SM clock)
 #          power_overlap (one GPU, ~50 s: an 8192^3 GEMM beside an SM-driven copy of 20 and 8 CTAs against the
 #          two alone, at 10 ms bursts: does a GEMM beside NCCL-like CTAs draw more power per unit of work; and
@@ -155,6 +158,11 @@ for suite in "$@"; do
         run "router1_norm_h2048_t${tokens}" "$build/contention_bench" -g 1 -w 3 -n 30 --comms ce_copy \
           --sizes_mib 32 --compute rmsnorm --norm_width 2048 --mem_mib $((tokens * 2048 * 2 >> 20))
       done ;;
+    tile_gemm)
+      run tile_gemm "$build/tile_gemm_bench" -w 3 -n 20
+      { cuobjdump -sass "$build/tile_gemm_bench" 2>&1 || /usr/local/cuda/bin/cuobjdump -sass "$build/tile_gemm_bench" 2>&1; } |
+        grep -oE "(HMMA|LDGSTS|LDSM|LDL|STL)[.0-9A-Z]*" | sort | uniq -c > "$work/tile_gemm_sass.txt"
+      pack ;;
     gemm_attn)
       run gemm_attn "$build/gemm_bench" -w 5 -n 30 -G 64 --algos 1 --groups attn --attn_tokens 512,1024,2048,8192 ;;
     torch_gemm)
@@ -192,7 +200,7 @@ for f in "$work"/*.log; do
   grep -E '^#.*(GPU [0-9]|error|WARNING|Verified|skipped)' "$f" | head -8
   grep -v '^#' "$f" | tail -4
 done
-for f in "$work"/busbw_compare*.txt "$work"/torch_gemm.log "$work"/gemm_check.txt; do
+for f in "$work"/busbw_compare*.txt "$work"/torch_gemm.log "$work"/gemm_check.txt "$work"/tile_gemm_sass.txt; do
   [ -f "$f" ] && { echo "##### $(basename "$f")"; cat "$f"; }
 done
 if [ -f "$work/nccl_info4.log" ]; then  # an `a && b` last line would make the script fail when a is false

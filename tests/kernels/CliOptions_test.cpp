@@ -15,6 +15,7 @@ struct Options {
   bool check = false;
   std::string output;
   std::vector<std::int64_t> gpus{1};
+  std::vector<std::string> maths{"tf32"};
 };
 
 CliOptions make_parser(Options& options) {
@@ -26,6 +27,7 @@ CliOptions make_parser(Options& options) {
   parser.add_flag("check", 'c', &options.check, "verify");
   parser.add_string("output", 'J', &options.output, "json file");
   parser.add_int_list("gpus", 0, &options.gpus, "gpu counts");
+  parser.add_string_list("maths", 0, &options.maths, "operand types");
   return parser;
 }
 
@@ -38,7 +40,7 @@ TEST(CliOptionsTest, ParsesShortLongAndInlineForms) {
   Options options;
   CliOptions parser = make_parser(options);
   EXPECT_TRUE(parse(parser, {"bench", "-b", "4K", "--maxbytes=1G", "-n", "5", "--stepfactor", "4", "-c", "-J",
-                             "out.json", "--gpus=2,4"}));
+                             "out.json", "--gpus=2,4", "--maths", "tf32,bf16"}));
   EXPECT_EQ(options.min_bytes, 4096u);
   EXPECT_EQ(options.max_bytes, 1ULL << 30);
   EXPECT_EQ(options.iters, 5);
@@ -46,7 +48,8 @@ TEST(CliOptionsTest, ParsesShortLongAndInlineForms) {
   EXPECT_TRUE(options.check);
   EXPECT_EQ(options.output, "out.json");
   EXPECT_EQ(options.gpus, (std::vector<std::int64_t>{2, 4}));
-  EXPECT_EQ(parser.command_line().size(), 12u);
+  EXPECT_EQ(options.maths, (std::vector<std::string>{"tf32", "bf16"}));
+  EXPECT_EQ(parser.command_line().size(), 14u);
 }
 
 TEST(CliOptionsTest, KeepsDefaultsAndReportsHelp) {
@@ -80,7 +83,7 @@ TEST(CliOptionsTest, ValuesAsJsonListEveryOption) {
   const Json values = parser.values_as_json();
   EXPECT_EQ(
       values.dump(),
-      R"({"minbytes":8,"maxbytes":1048576,"iters":7,"stepfactor":2.0,"check":false,"output":"","gpus":[1]})");
+      R"({"minbytes":8,"maxbytes":1048576,"iters":7,"stepfactor":2.0,"check":false,"output":"","gpus":[1],"maths":["tf32"]})");
 }
 
 TEST(CliOptionsTest, DuplicateDeclarationIsALogicError) {

@@ -82,6 +82,12 @@ void CliOptions::add_int_list(const std::string& name, char short_name, std::vec
   remember(name, [target] { return Json(*target); });
 }
 
+void CliOptions::add_string_list(const std::string& name, char short_name, std::vector<std::string>* target,
+                                 const std::string& help) {
+  declare(name, [&] { return app_->add_option(names(name, short_name), *target, help)->delimiter(','); });
+  remember(name, [target] { return Json(*target); });
+}
+
 bool CliOptions::parse(int argc, const char* const* argv) {
   command_line_.assign(argv, argv + argc);
   try {

@@ -49,6 +49,9 @@ class CliOptions {
   /** @brief A comma-separated list of integers, e.g. `1,2,4,8`. */
   void add_int_list(const std::string& name, char short_name, std::vector<std::int64_t>* target,
                     const std::string& help);
+  /** @brief A comma-separated list of words, e.g. `tf32,bf16`. */
+  void add_string_list(const std::string& name, char short_name, std::vector<std::string>* target,
+                       const std::string& help);
 
   /**
    * @brief Parses the command line into the declared variables.

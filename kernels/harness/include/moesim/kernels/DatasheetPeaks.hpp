@@ -17,6 +17,9 @@ struct DatasheetPeak {
   double bf16_dense_tflops = 0;  ///< dense bf16 tensor rate
   double fp8_dense_tflops = 0;   ///< dense fp8 tensor rate
   double hbm_GBps = 0;           ///< HBM bandwidth, 1e9 bytes/s
+  /// dense tf32 tensor rate: half the bf16 rate on every part listed (H100 SXM datasheet: 989 and
+  /// 1979 TFLOPS with sparsity; A100: 156 and 312 dense; MI300X: 653.7 and 1307.4 dense)
+  double tf32_dense_tflops() const { return bf16_dense_tflops / 2; }
 };
 
 /**
