@@ -12,16 +12,27 @@
 //   mla    DeepSeek-V3 MLA projections at --attn_tokens: q_a 7168->1536, q_b 1536->128·192,
 //          kv_a 7168->576, kv_b 512->128·256, o 128·128->7168
 //   square 8192³, the usual peak reference
+//   models every plain GEMM the simulator emits for a layer of each shipped model
+//   (tools/model_gemm_shapes.json,
+//          kept equal to the simulator by tests/kernels/ModelGemmShapes_test): attention and MLA projections,
+//          router, shared experts and dense FFN at --attn_tokens rows, routed experts at --expert_tokens;
+//          a shape shared by several models is timed once and lists them all ("uses")
+//
+// Each bf16 product is also timed through cublasGemmEx (what torch.matmul's cuBLAS back end calls) beside
+// cuBLASLt's pick on the first input set; the faster one is timed and reported ("blas", "candidates_us",
+// column ex_vs_lt = cublasGemmEx time / cuBLASLt time; CUDA only, --no_gemm_ex to skip).
 #include <algorithm>
 #include <chrono>
 #include <memory>
 #include <sstream>
 
 #include "BenchRunner.hpp"
+#include "CublasGemm.hpp"
 #include "DeviceInfo.hpp"
 #include "LtMatmul.hpp"
 #include "OperandSets.hpp"
 #include "moesim/kernels/DatasheetPeaks.hpp"
+#include "moesim/kernels/ModelGemms.hpp"
 
 namespace moesim::kernels {
 namespace {
@@ -30,6 +41,7 @@ struct GemmCase {
   std::string group;
   std::string name;
   MatmulShape shape;
+  std::vector<std::string> uses;  ///< models group: "model/op.kernel" of every model with this product
 };
 
 std::vector<std::string> split(const std::string& text) {
@@ -55,6 +67,8 @@ class GemmBench : public CaseBench {
     double peak_fp8_tflops = 0;
     std::int64_t samples = 256;
     std::int64_t algos = LtMatmul::kCandidates;
+    bool gemm_ex = true;
+    std::string shapes = MOESIM_MODEL_GEMM_SHAPES;
   };
 
   GemmBench(const Options& options, const CommonOptions& common, int device)
@@ -71,7 +85,8 @@ class GemmBench : public CaseBench {
     return {{"group", "", 6}, {"name", "", 16}, {"M", "", 6}, {"N", "", 6}, {"K", "", 6}, {"dtype", "", 7}};
   }
   std::vector<TextColumn> metric_columns() const override {
-    return {{"rate", "TFLOP/s", 9}, {"peak", "%", 6}, {"sets", "", 4}, {"host", "us", 6}};
+    return {
+        {"rate", "TFLOP/s", 9}, {"peak", "%", 6}, {"sets", "", 4}, {"host", "us", 6}, {"ex_vs_lt", "", 8}};
   }
   std::size_t case_count() const override { return cases_.size(); }
 
@@ -92,6 +107,7 @@ class GemmBench : public CaseBench {
     description.params["in_dtype"] = data_type_name(c.shape.in_type);
     description.params["out_dtype"] = data_type_name(c.shape.out_type);
     description.params["layout"] = "row-major Y[M,N] = X[M,K] * W[N,K]^T (cuBLASLt TN)";
+    if (!c.uses.empty()) description.params["uses"] = c.uses;
     return description;
   }
 
@@ -108,6 +124,7 @@ class GemmBench : public CaseBench {
     y_ = DeviceBuffer(device_, static_cast<std::size_t>(shape.y_elements()) * element_size(shape.out_type));
     matmul_->autotune(x_[0].get(), w_[0].get(), y_.get(), workspace_.get(), stream_,
                       static_cast<int>(options_.algos));
+    compare_with_gemm_ex(shape);
     host_us_ = host_microseconds_per_call();
     fill_constant(y_.get(), shape.out_type, static_cast<std::size_t>(shape.y_elements()), NAN, stream_);
     iteration_ = 0;
@@ -125,8 +142,7 @@ class GemmBench : public CaseBench {
     for (int b = 0; b < kBatches; ++b) {
       CUDA_CHECK(cudaStreamSynchronize(stream_));
       const auto start = std::chrono::steady_clock::now();
-      for (int i = 0; i < kCalls; ++i)
-        matmul_->run(x_[0].get(), w_[0].get(), y_.get(), workspace_.get(), stream_);
+      for (int i = 0; i < kCalls; ++i) enqueue(0);
       const auto end = std::chrono::steady_clock::now();
       batches.push_back(std::chrono::duration<double, std::micro>(end - start).count() / kCalls);
     }
@@ -135,9 +151,13 @@ class GemmBench : public CaseBench {
     return batches[batches.size() / 2];
   }
 
-  void run(std::size_t) override {
-    const std::size_t set = iteration_++ % sets_;
-    matmul_->run(x_[set].get(), w_[set].get(), y_.get(), workspace_.get(), stream_);
+  void run(std::size_t) override { enqueue(iteration_++ % sets_); }
+
+  void annotate(std::size_t, Json& record) const override {
+    record["blas"] = use_gemm_ex_ ? "cublasGemmEx" : "cublasLt";
+    record["cublaslt_algo"] = matmul_->algo_text();
+    const auto timed = [](double us) { return us > 0 ? Json(us) : Json(); };  // null: not a candidate
+    record["candidates_us"] = {{"cublaslt", timed(lt_us_)}, {"cublas_gemm_ex", timed(ex_us_)}};
   }
 
   std::vector<DeviceStream> streams() const override { return {{device_, stream_}}; }
@@ -150,7 +170,8 @@ class GemmBench : public CaseBench {
   std::vector<double> metrics(std::size_t index, const WorkCount& work, double seconds) const override {
     const double rate = teraflops_per_second(work.flops, seconds);
     const double peak = cases_[index].shape.in_type == DataType::FP8_E4M3 ? peak_fp8_ : peak_bf16_;
-    return {rate, peak > 0 ? rate / peak * 100.0 : 0.0, static_cast<double>(sets_), host_us_};
+    return {rate, peak > 0 ? rate / peak * 100.0 : 0.0, static_cast<double>(sets_), host_us_,
+            ex_us_ > 0 && lt_us_ > 0 ? ex_us_ / lt_us_ : 0.0};
   }
 
   ErrorTally verify(std::size_t index) override {
@@ -163,6 +184,9 @@ class GemmBench : public CaseBench {
   }
 
   void release(std::size_t) override {
+#if !defined(MOESIM_USE_HIP)
+    gemm_ex_.reset();
+#endif
     matmul_.reset();
     x_.clear();
     w_.clear();
@@ -175,6 +199,63 @@ class GemmBench : public CaseBench {
   }
 
  private:
+  void enqueue(std::size_t set) {
+#if !defined(MOESIM_USE_HIP)
+    if (use_gemm_ex_) {
+      CUBLAS_CHECK(gemm_ex_->run(x_[set].get(), w_[set].get(), y_.get()));
+      return;
+    }
+#endif
+    matmul_->run(x_[set].get(), w_[set].get(), y_.get(), workspace_.get(), stream_);
+  }
+
+  /**
+   * cuBLASLt's pick against cublasGemmEx on the first input set: each warmed up, then two alternating rounds
+   * of ~1 ms of back-to-back calls, the better round of each kept (unlocked clocks drift between rounds).
+   */
+  void compare_with_gemm_ex(const MatmulShape& shape) {
+    lt_us_ = ex_us_ = 0;
+    use_gemm_ex_ = false;
+#if !defined(MOESIM_USE_HIP)
+    if (!options_.gemm_ex || shape.in_type != DataType::BF16) return;
+    gemm_ex_ = std::make_unique<CublasGemm>(shape, stream_, workspace_);
+    const auto lt = [&] {
+      matmul_->run(x_[0].get(), w_[0].get(), y_.get(), workspace_.get(), stream_);
+      return true;
+    };
+    const auto ex = [&] {
+      return gemm_ex_->run(x_[0].get(), w_[0].get(), y_.get()) == CUBLAS_STATUS_SUCCESS;
+    };
+    lt();
+    if (!ex()) return;  // no candidate for this shape
+    const int runs = runs_for_one_ms(mean_call_ms(stream_, 3, lt), 3);
+    float lt_ms = 0, ex_ms = 0;
+    for (int round = 0; round < 2; ++round) {
+      const float lt_round = mean_call_ms(stream_, runs, lt), ex_round = mean_call_ms(stream_, runs, ex);
+      lt_ms = round == 0 ? lt_round : std::min(lt_ms, lt_round);
+      ex_ms = round == 0 ? ex_round : std::min(ex_ms, ex_round);
+    }
+    lt_us_ = 1e3 * lt_ms;
+    ex_us_ = ex_ms > 0 ? 1e3 * ex_ms : 0;
+    use_gemm_ex_ = ex_us_ > 0 && ex_us_ < lt_us_;
+#else
+    (void)shape;
+#endif
+  }
+
+  void add_model_gemms() {
+    try {
+      for (ModelGemmCase& c :
+           model_gemm_cases(options_.shapes, options_.attn_tokens, options_.expert_tokens)) {
+        const std::size_t first = cases_.size();
+        add("models", c.name, c.m, c.n, c.k);  // one case per --dtypes entry that applies (bf16)
+        for (std::size_t i = first; i < cases_.size(); ++i) cases_[i].uses = c.uses;
+      }
+    } catch (const std::invalid_argument& error) {
+      throw ArgError(std::string("--shapes ") + error.what());
+    }
+  }
+
   void add(const std::string& group, const std::string& name, std::int64_t m, std::int64_t n,
            std::int64_t k) {
     for (const std::string& dtype : split(options_.dtypes)) {
@@ -225,6 +306,7 @@ class GemmBench : public CaseBench {
       }
     }
     if (has(groups, "square")) add("square", "square_8192", 8192, 8192, 8192);
+    if (has(groups, "models")) add_model_gemms();
   }
 
   Options options_;
@@ -242,6 +324,11 @@ class GemmBench : public CaseBench {
   std::size_t sets_ = 1;
   std::size_t iteration_ = 0;
   double host_us_ = 0;  ///< host enqueue cost of one product, for the metrics row
+#if !defined(MOESIM_USE_HIP)
+  std::unique_ptr<CublasGemm> gemm_ex_;
+#endif
+  double lt_us_ = 0, ex_us_ = 0;  ///< the two candidates on the first set (0: not timed)
+  bool use_gemm_ex_ = false;
   double peak_bf16_ = 0;
   double peak_fp8_ = 0;
 };
@@ -253,8 +340,9 @@ int main(int argc, char** argv) {
   using namespace moesim::kernels;
   BenchSession session("gemm", "cuBLASLt GEMMs over MoE shapes: TFLOP/s and efficiency vs datasheet peak");
   GemmBench::Options options;
+  bool no_gemm_ex = false;
   CliOptions& parser = session.parser();
-  parser.add_string("groups", 0, &options.groups, "shape groups: attn,expert,mla,square");
+  parser.add_string("groups", 0, &options.groups, "shape groups: attn,expert,mla,square,models");
   parser.add_string("dtypes", 0, &options.dtypes, "input types: bf16,fp8 (fp8: expert and square only)");
   parser.add_int_list("attn_tokens", 0, &options.attn_tokens,
                       "token counts of attention and MLA projections");
@@ -265,7 +353,11 @@ int main(int argc, char** argv) {
   parser.add_int(
       "algos", 0, &options.algos,
       "cuBLASLt heuristic algorithms timed per shape, the fastest kept (1: the heuristic's first choice)", 1);
+  parser.add_flag("no_gemm_ex", 0, &no_gemm_ex, "time cuBLASLt only (no cublasGemmEx candidate)");
+  parser.add_string("shapes", 0, &options.shapes,
+                    "models group: the GEMM list (tools/model_gemm_shapes.json)");
   return bench_main(argc, argv, session, [&](BenchSession& s) {
+    options.gemm_ex = !no_gemm_ex;
     s.open({{"cuBLASLt", blaslt_version()}});
     const int device = s.devices().front();
     const std::string name = describe_gpu(device).name;

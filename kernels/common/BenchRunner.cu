@@ -416,6 +416,7 @@ void run_cases(BenchSession& session, CaseBench& bench) {
       sampled["clock_reasons"] = clock_reason_names(nvml.clock_reasons);
       record["nvml"] = sampled;
     }
+    bench.annotate(index, record);
     log.add_row(cells, record);
     bench.release(index);
   }

@@ -139,6 +139,8 @@ class CaseBench {
   virtual ErrorTally verify(std::size_t index) = 0;
   /** @brief Frees what init() allocated. */
   virtual void release(std::size_t /*index*/) {}
+  /** @brief Adds what init() decided (e.g. the library kernel chosen) to the case's JSON record. */
+  virtual void annotate(std::size_t /*index*/, Json& /*record*/) const {}
   /** @brief True when run() uses one stream and may be captured into a CUDA graph. */
   virtual bool is_graph_capturable() const { return false; }
   /**

@@ -155,6 +155,26 @@ cublasStatus_t LtMatmul::add_candidates(std::uint64_t workspace, int count) {
   return status;
 }
 
+float mean_call_ms(cudaStream_t stream, int runs, const std::function<bool()>& launch) {
+  cudaEvent_t start = nullptr, stop = nullptr;
+  CUDA_CHECK(cudaEventCreate(&start));
+  CUDA_CHECK(cudaEventCreate(&stop));
+  bool ok = true;
+  CUDA_CHECK(cudaEventRecord(start, stream));
+  for (int r = 0; r < runs && ok; ++r) ok = launch();
+  CUDA_CHECK(cudaEventRecord(stop, stream));
+  CUDA_CHECK(cudaEventSynchronize(stop));
+  float ms = 0;
+  CUDA_CHECK(cudaEventElapsedTime(&ms, start, stop));
+  (void)cudaEventDestroy(start);
+  (void)cudaEventDestroy(stop);
+  return ok ? ms / static_cast<float>(runs) : -1.0f;
+}
+
+int runs_for_one_ms(float each_ms, int min_runs) {
+  return each_ms > 0 ? std::clamp(static_cast<int>(1.0f / each_ms), min_runs, 200) : min_runs;
+}
+
 int LtMatmul::autotune(const void* a, const void* b, void* y, void* workspace, cudaStream_t stream,
                        int candidates, int reps) {
   const int tried = std::min(candidates, candidate_count());
@@ -163,44 +183,24 @@ int LtMatmul::autotune(const void* a, const void* b, void* y, void* workspace, c
   const float beta = 0.0f;
   auto launch = [&](const cublasLtMatmulHeuristicResult_t& h) {
     return cublasLtMatmul(handle_.get(), operation_, &alpha, b, b_desc_, a, a_desc_, &beta, y, y_desc_, y,
-                          y_desc_, &h.algo, workspace, kWorkspaceBytes, stream);
+                          y_desc_, &h.algo, workspace, kWorkspaceBytes, stream) == CUBLAS_STATUS_SUCCESS;
   };
-  cudaEvent_t start = nullptr, stop = nullptr;
-  CUDA_CHECK(cudaEventCreate(&start));
-  CUDA_CHECK(cudaEventCreate(&stop));
+  int runs = reps;
+  if (candidates_[0].state == CUBLAS_STATUS_SUCCESS && launch(candidates_[0]))
+    runs = runs_for_one_ms(mean_call_ms(stream, reps, [&] { return launch(candidates_[0]); }), reps);
   int best = 0;
   float best_ms = 0;
   bool found = false;
-  // Short products are timed over more runs (up to ~1 ms in all), so that launch gaps and event
-  // resolution do not decide between algorithms a few microseconds apart.
-  auto time_ms = [&](const cublasLtMatmulHeuristicResult_t& h, int runs, bool& ok) {
-    CUDA_CHECK(cudaEventRecord(start, stream));
-    for (int r = 0; r < runs && ok; ++r) ok = launch(h) == CUBLAS_STATUS_SUCCESS;
-    CUDA_CHECK(cudaEventRecord(stop, stream));
-    CUDA_CHECK(cudaEventSynchronize(stop));
-    float ms = 0;
-    CUDA_CHECK(cudaEventElapsedTime(&ms, start, stop));
-    return ms / static_cast<float>(runs);
-  };
-  int runs = reps;
-  if (candidates_[0].state == CUBLAS_STATUS_SUCCESS && launch(candidates_[0]) == CUBLAS_STATUS_SUCCESS) {
-    bool ok = true;
-    const float each = time_ms(candidates_[0], reps, ok);
-    if (ok && each > 0) runs = std::clamp(static_cast<int>(1.0f / each), reps, 200);
-  }
   for (int i = 0; i < tried; ++i) {
     const cublasLtMatmulHeuristicResult_t& h = candidates_[i];
-    if (h.state != CUBLAS_STATUS_SUCCESS || launch(h) != CUBLAS_STATUS_SUCCESS) continue;  // warm-up
-    bool ok = true;
-    const float ms = time_ms(h, runs, ok);
-    if (ok && (!found || ms < best_ms)) {
+    if (h.state != CUBLAS_STATUS_SUCCESS || !launch(h)) continue;  // warm-up
+    const float ms = mean_call_ms(stream, runs, [&] { return launch(h); });
+    if (ms >= 0 && (!found || ms < best_ms)) {
       best = i;
       best_ms = ms;
       found = true;
     }
   }
-  (void)cudaEventDestroy(start);
-  (void)cudaEventDestroy(stop);
   heuristic_ = candidates_[best];
   return best;
 }

@@ -10,6 +10,7 @@
  * Accumulation is fp32; the algorithm is cuBLASLt's first heuristic choice for a 32 MiB workspace.
  */
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -111,6 +112,18 @@ class LtMatmul {
   int candidate_count_ = 0;
   cublasLtMatmulHeuristicResult_t heuristic_{};
 };
+
+/**
+ * @brief Mean milliseconds of one call of `launch` over `runs` back-to-back calls on `stream`, event-timed
+ * (warm up first); negative when a call reported failure.
+ */
+float mean_call_ms(cudaStream_t stream, int runs, const std::function<bool()>& launch);
+
+/**
+ * @brief Back-to-back calls that fill about 1 ms for a call of `each_ms` (at least `min_runs`, at most 200),
+ * so that launch gaps and event resolution do not decide between products a few microseconds apart.
+ */
+int runs_for_one_ms(float each_ms, int min_runs);
 
 /**
  * @brief Recomputes `samples` random outputs of Y in double precision on the GPU and compares.

@@ -29,11 +29,17 @@
 #          torch_collectives4 torch_collectives8 (after collectives4 / collectives8)
 #          torch_gemm (after gemm)   gemm_check (3 alternating rounds of gemm + torch_gemm,
 #          compared best-of-rounds: unlocked clocks move one GEMM's rate by up to ~10%)
+#          gemm_models (every GEMM the simulator emits for a layer of every shipped model,
+#          tools/model_gemm_shapes.json: 4096-token projections, routed experts at 256/1024/4096 rows; each
+#          product timed through cuBLASLt's pick and cublasGemmEx, the faster kept; ~2 min)
+#          torch_gemm_models (after gemm_models: torch.matmul on the same products, ratios per shape, model and
+#          kind of GEMM)
 #          (the digit = GPUs)
 #
 # Writes WORK/LABEL/{system.txt, build.log, summary.txt, <suite>.log, <suite>.json} (WORK =
 # $MOESIM_WORK_DIR or /tmp/moesim-calibration), packs it into OUT_DIR/LABEL.tar.gz, and prints the
-# end of each log. MOESIM_GIT_SHA names the source revision; MOESIM_SUITE_TIMEOUT caps each suite (s).
+# end of each log. MOESIM_GIT_SHA names the source revision; MOESIM_SUITE_TIMEOUT caps each suite (s);
+# MOESIM_KERNELS_TARGETS (e.g. "gemm_bench tile_gemm_bench") builds only those programs.
 set -u
 out_dir=$1 label=$2
 shift 2
@@ -56,7 +62,8 @@ moesim_find_nccl_root
 echo "NCCL_ROOT=${nccl_root:-<toolkit>}" >> "$work/system.txt"
 build=$repo/build-kernels
 : > "$work/build.log"
-moesim_build_kernels "$repo" "$build" "$work/build.log" || tail -40 "$work/build.log"
+# shellcheck disable=SC2086  # a list of targets
+moesim_build_kernels "$repo" "$build" "$work/build.log" ${MOESIM_KERNELS_TARGETS:-} || tail -40 "$work/build.log"
 
 run() {  # run NAME COMMAND...: log + JSON per suite, never stops the script
   local name=$1
@@ -66,6 +73,14 @@ run() {  # run NAME COMMAND...: log + JSON per suite, never stops the script
   timeout "${MOESIM_SUITE_TIMEOUT:-240}" "$@" -J "$work/$name.json" > "$work/$name.log" 2>&1
   echo "=== $name: exit $? in $((SECONDS - start)) s" | tee -a "$work/summary.txt"
   pack
+}
+
+torch_gemm() {  # NAME GEMM_JSON: torch.matmul on the bf16 shapes of a gemm_bench result, ours/torch per shape
+  local name=$1 source=$2
+  echo "=== $name" | tee -a "$work/summary.txt"
+  timeout "${MOESIM_SUITE_TIMEOUT:-240}" python3 "$repo/kernels/tools/torch_gemm_compare.py" "$source" \
+    --json "$work/$name.json" > "$work/$name.log" 2>&1
+  echo "=== $name: exit $?" | tee -a "$work/summary.txt"
 }
 
 pack() {  # after every suite, so a run cut short still returns what finished
@@ -166,19 +181,19 @@ for suite in "$@"; do
     gemm_attn)
       run gemm_attn "$build/gemm_bench" -w 5 -n 30 -G 64 --algos 1 --groups attn --attn_tokens 512,1024,2048,8192 ;;
     torch_gemm)
-      echo "=== torch_gemm" | tee -a "$work/summary.txt"
-      timeout "${MOESIM_SUITE_TIMEOUT:-240}" python3 "$repo/kernels/tools/torch_gemm_compare.py" "$work/gemm.json" \
-        --json "$work/torch_gemm.json" > "$work/torch_gemm.log" 2>&1
-      echo "=== torch_gemm: exit $?" | tee -a "$work/summary.txt"
+      torch_gemm torch_gemm "$work/gemm.json"
+      pack ;;
+    gemm_models)
+      MOESIM_SUITE_TIMEOUT=${MOESIM_SUITE_TIMEOUT:-600} run gemm_models "$build/gemm_bench" -w 5 -n 30 -G 64 \
+        --groups models --dtypes bf16 --attn_tokens 4096 --expert_tokens 256,1024,4096 ;;
+    torch_gemm_models)
+      MOESIM_SUITE_TIMEOUT=${MOESIM_SUITE_TIMEOUT:-600} torch_gemm torch_gemm_models "$work/gemm_models.json"
       pack ;;
     gemm_check)
       rounds=()
       for r in 1 2 3; do
         run "gemm_r$r" "$build/gemm_bench" -w 5 -n 30 -G 64
-        echo "=== torch_gemm_r$r" | tee -a "$work/summary.txt"
-        timeout "${MOESIM_SUITE_TIMEOUT:-240}" python3 "$repo/kernels/tools/torch_gemm_compare.py" "$work/gemm_r$r.json" \
-          --json "$work/torch_gemm_r$r.json" > "$work/torch_gemm_r$r.log" 2>&1
-        echo "=== torch_gemm_r$r: exit $?" | tee -a "$work/summary.txt"
+        torch_gemm "torch_gemm_r$r" "$work/gemm_r$r.json"
         rounds+=("$work/torch_gemm_r$r.json")
       done
       python3 "$repo/kernels/tools/torch_gemm_compare.py" --combine "${rounds[@]}" --json "$work/gemm_check.json" \
@@ -200,7 +215,8 @@ for f in "$work"/*.log; do
   grep -E '^#.*(GPU [0-9]|error|WARNING|Verified|skipped)' "$f" | head -8
   grep -v '^#' "$f" | tail -4
 done
-for f in "$work"/busbw_compare*.txt "$work"/torch_gemm.log "$work"/gemm_check.txt "$work"/tile_gemm_sass.txt; do
+for f in "$work"/busbw_compare*.txt "$work"/torch_gemm.log "$work"/gemm_check.txt "$work"/tile_gemm_sass.txt \
+  "$work"/torch_gemm_models.log; do
   [ -f "$f" ] && { echo "##### $(basename "$f")"; cat "$f"; }
 done
 if [ -f "$work/nccl_info4.log" ]; then  # an `a && b` last line would make the script fail when a is false

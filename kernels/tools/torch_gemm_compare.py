@@ -10,6 +10,13 @@ gemm_bench timed CUDA-graph replays of G iterations, timing graph replays of G i
 table gives gemm_bench's p50 rate, each torch rate, and ours / best: the issue's check is >= 0.95.
 Output: a '#'-commented table on stdout and, with --json, a JSON file created exclusively.
 
+For the `models` group (gemm_bench --groups models: every GEMM the simulator emits for a layer of every
+shipped model, tools/model_gemm_shapes.json) each row lists the model GEMMs it stands for ("uses"), and the
+script adds one summary line per model and per kind of GEMM (attention/MLA projections, router, routed
+experts, shared experts, dense FFN). gemm_bench's rate is the faster of cuBLASLt's pick and cublasGemmEx
+(its "blas"); the table shows which, and cublasGemmEx / cuBLASLt time ("ex/lt"). Run it in the same lease
+as gemm_bench: the ratios are only as good as the two processes' clocks are alike.
+
 Clocks on the lent GPUs are not locked, so one GEMM's rate moves by up to ~10% with the power and
 thermal state the previous shapes left behind. run_calibration.sh's `gemm_check` suite therefore
 alternates rounds (gemm_bench, then this script) and compares best-of-rounds on both sides:
@@ -79,18 +86,53 @@ def time_us(case, backend, warmup, iters):
 
 
 def print_header(source):
-    print(f"# {'name':>18} {'M':>6} {'N':>6} {'K':>6} {'ours':>8} {'cublas':>8} {'cublaslt':>8} {'ours/best':>9}")
-    print(f"# {'':>18} {'':>6} {'':>6} {'':>6} {'(TF/s)':>8} {'(TF/s)':>8} {'(TF/s)':>8} {'':>9}")
+    print(f"# {'name':>18} {'M':>6} {'N':>6} {'K':>6} {'ours':>8} {'blas':>6} {'ex/lt':>6} {'cublas':>8} "
+          f"{'cublaslt':>8} {'ours/best':>9}")
+    print(f"# {'':>18} {'':>6} {'':>6} {'':>6} {'(TF/s)':>8} {'':>6} {'':>6} {'(TF/s)':>8} {'(TF/s)':>8} {'':>9}")
+
+
+def blas_of(case):
+    """gemm_bench's winner ("lt", "ex"; "-" before the cublasGemmEx candidate) and cublasGemmEx / cuBLASLt time."""
+    times = case.get("candidates_us") or {}
+    lt, ex = times.get("cublaslt"), times.get("cublas_gemm_ex")
+    winner = {"cublasLt": "lt", "cublasGemmEx": "ex"}.get(case.get("blas"), "-")
+    return winner, (ex / lt if lt and ex else None)
 
 
 def print_row(r):
-    print(f"  {r['name']:>18} {r['m']:>6} {r['n']:>6} {r['k']:>6} {r['ours_tflops']:>8.1f} "
-          f"{r['torch_tflops']['cublas']:>8.1f} {r['torch_tflops']['cublaslt']:>8.1f} {r['ours_over_best']:>9.3f}")
+    ratio = f"{r['ex_over_lt']:>6.3f}" if r.get("ex_over_lt") else f"{'-':>6}"
+    print(f"  {r['name']:>18} {r['m']:>6} {r['n']:>6} {r['k']:>6} {r['ours_tflops']:>8.1f} {r.get('blas', '-'):>6} "
+          f"{ratio} {r['torch_tflops']['cublas']:>8.1f} {r['torch_tflops']['cublaslt']:>8.1f} "
+          f"{r['ours_over_best']:>9.3f}")
+
+
+def summary_line(label, ratios):
+    worse = sum(1 for x in ratios if x < 0.95)
+    return (f"# {label:>28}: {len(ratios):>3} GEMMs, ours/best geomean {statistics.geometric_mean(ratios):.3f}, "
+            f"min {min(ratios):.3f}, {worse} below 0.95")
+
+
+KINDS = {"attn_qkv": "attention", "attn_out": "attention", "gate": "router", "routed_experts": "routed experts",
+         "shared_experts": "shared experts", "dense_ffn": "dense FFN"}
+
+
+def print_model_summaries(rows):
+    """One line per model and per kind of GEMM, for rows that carry gemm_bench's "uses" (the models group)."""
+    by_model, by_kind = {}, {}
+    for r in rows:
+        for use in r.get("uses", []):
+            model, op = use.split("/", 1)
+            by_model.setdefault(model, []).append(r["ours_over_best"])
+            by_kind.setdefault(KINDS.get(op.split(".", 1)[0], op), []).append(r["ours_over_best"])
+    for label, groups in (("model", by_model), ("kind", by_kind)):
+        for name in sorted(groups):
+            print(summary_line(f"{label} {name}", groups[name]))
 
 
 def print_verdict(rows):
     worse = [r for r in rows if r["ours_over_best"] < 0.95]
     geo = statistics.geometric_mean([r["ours_over_best"] for r in rows]) if rows else float("nan")
+    print_model_summaries(rows)
     print(f"# {len(rows)} shapes, geometric mean ours/best {geo:.3f}, {len(worse)} below 0.95: "
           f"{'PASS' if not worse else 'FAIL'}")
 
@@ -112,7 +154,7 @@ def combine(paths, out_json):
         for r in rnd["results"]:
             key = (r["name"], r["m"], r["n"], r["k"])
             entry = keyed.setdefault(key, {"name": r["name"], "m": r["m"], "n": r["n"], "k": r["k"],
-                                           "rounds": []})
+                                           "uses": r.get("uses", []), "rounds": []})
             entry["rounds"].append({"round": index + 1, "ours_tflops": r["ours_tflops"],
                                     "torch_tflops": r["torch_tflops"]})
     rows = []
@@ -165,7 +207,9 @@ def main():
         rates = {b: flops / time_us(case, b, args.warmup, args.iters) / 1e6 for b in ("cublas", "cublaslt")}
         best = max(rates.values())
         ratio = case["rate_tflops"] / best
+        blas, ex_over_lt = blas_of(case)
         rows.append({"name": case["name"], "m": case["m"], "n": case["n"], "k": case["k"],
+                     "uses": case.get("uses", []), "blas": blas, "ex_over_lt": ex_over_lt,
                      "ours_tflops": case["rate_tflops"], "torch_tflops": rates, "ours_over_best": ratio})
         print_row(rows[-1])
     print_verdict(rows)

@@ -48,7 +48,8 @@ void CliOptions::add_int(const std::string& name, char short_name, std::int64_t*
   declare(name, [&] {
     auto* option = app_->add_option(names(name, short_name), *target, help);
     if (min_value > std::numeric_limits<std::int64_t>::min())
-      option->check(CLI::Range(min_value, std::numeric_limits<std::int64_t>::max()));
+      option->check(CLI::Range(min_value, std::numeric_limits<std::int64_t>::max())
+                        .description(">= " + std::to_string(min_value)));
     return option;
   });
   remember(name, [target] { return Json(*target); });

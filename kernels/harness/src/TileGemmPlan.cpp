@@ -9,14 +9,16 @@ std::int64_t padded_rows(std::int64_t tokens, int bm) {
   return (tokens + bm - 1) / bm * bm;
 }
 
-TileGemmPlan TileGemmPlan::for_tokens(std::int64_t tokens, std::int64_t n, std::int64_t k, TileConfig config) {
-  if (tokens < 1) throw std::invalid_argument("tile GEMM: tokens must be >= 1, not " + std::to_string(tokens));
+TileGemmPlan TileGemmPlan::for_tokens(std::int64_t tokens, std::int64_t n, std::int64_t k,
+                                      TileConfig config) {
+  if (tokens < 1)
+    throw std::invalid_argument("tile GEMM: tokens must be >= 1, not " + std::to_string(tokens));
   if (n < config.bn || n % config.bn != 0)
-    throw std::invalid_argument("tile GEMM: N = " + std::to_string(n) + " is not a multiple of bN = " +
-                                std::to_string(config.bn));
+    throw std::invalid_argument("tile GEMM: N = " + std::to_string(n) +
+                                " is not a multiple of bN = " + std::to_string(config.bn));
   if (k < config.bk || k % config.bk != 0)
-    throw std::invalid_argument("tile GEMM: K = " + std::to_string(k) + " is not a multiple of bK = " +
-                                std::to_string(config.bk));
+    throw std::invalid_argument("tile GEMM: K = " + std::to_string(k) +
+                                " is not a multiple of bK = " + std::to_string(config.bk));
   TileGemmPlan plan;
   plan.config = config;
   plan.m = padded_rows(tokens, config.bm);
