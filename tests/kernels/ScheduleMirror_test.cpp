@@ -75,14 +75,12 @@ std::string upper(std::string text) {
   return text;
 }
 
-// "L3.attn_qkv.gemm" -> "L3.ATTN_QKV": the layer and sub-block op of a compute kernel.
-std::string compute_op(const sim::Op& op) {
-  const std::size_t layer_end = op.name.find('.');
-  const std::size_t op_end = op.name.find('.', layer_end + 1);
-  return op.name.substr(0, layer_end + 1) + upper(op.name.substr(layer_end + 1, op_end - layer_end - 1));
+std::string layer_prefix(const sim::Op& op) {
+  return "L" + std::to_string(op.origin.layer) + ".";
 }
 
-// Rank 0's ops in host order, in the runner's vocabulary.
+// Rank 0's forward ops in host order, in the runner's vocabulary (compute blocks are the simulator's
+// LayerOp names, "attn_qkv"; collectives "dispatch"; the host sync "split_sizes_to_host").
 std::vector<std::string> simulated_steps(const sim::Program& program) {
   std::vector<std::string> steps;
   std::set<sim::OpId> collectives, waited;
@@ -90,22 +88,23 @@ std::vector<std::string> simulated_steps(const sim::Program& program) {
   for (std::size_t id = 0; id < program.ops().size(); ++id) {
     const sim::Op& op = program.ops()[id];
     if (op.rank != 0) continue;
+    EXPECT_FALSE(op.origin.backward) << op.name;
     if (op.kind == sim::OpKind::COLLECTIVE) {
-      steps.push_back(op.name);
+      steps.push_back(layer_prefix(op) + op.origin.block);
       collectives.insert(static_cast<sim::OpId>(id));
       last_compute.clear();
     } else if (op.kind == sim::OpKind::HOST) {
-      EXPECT_EQ(op.category, "host_sync") << op.name;
-      steps.push_back(op.name.substr(0, op.name.find('.')) + ".host_sync");
+      EXPECT_EQ(op.origin.block, "split_sizes_to_host") << op.name;
+      steps.push_back(layer_prefix(op) + "host_sync");
       last_compute.clear();
     } else if (op.kind == sim::OpKind::KERNEL) {
       for (sim::OpId dep : op.deps) {
         if (collectives.count(dep) != 0 && waited.insert(dep).second) {
-          steps.push_back("wait " + program.op(dep).name);
+          steps.push_back("wait " + layer_prefix(program.op(dep)) + program.op(dep).origin.block);
           last_compute.clear();
         }
       }
-      const std::string name = compute_op(op);
+      const std::string name = layer_prefix(op) + upper(op.origin.block);
       if (name != last_compute) steps.push_back(name);
       last_compute = name;
     } else {
