@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "Commands.hpp"
+#include "moesim/calibrate/BenchSuites.hpp"
 #include "moesim/common/Error.hpp"
 #include "moesim/common/JsonReader.hpp"
 
@@ -19,39 +20,8 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// One suite: the programs it runs, with the options kernels/tools/run_calibration.sh uses.
-struct SuiteStep {
-  std::string name;     ///< result file stem
-  std::string program;  ///< executable in the kernels build
-  std::string args;
-  bool multi_gpu = false;  ///< takes -g N
-};
-
-const std::vector<std::pair<std::string, std::vector<SuiteStep>>>& suites() {
-  static const std::vector<std::pair<std::string, std::vector<SuiteStep>>> table = {
-      {"gemm",
-       {{"gemm", "gemm_bench", "-w 5 -n 30 -G 64", false},
-        {"grouped_gemm", "grouped_gemm_bench", "-w 3 -n 20 -G 64", false}}},
-      {"attention", {{"attention", "attention_bench", "-w 2 -n 10", false}}},
-      {"memory", {{"memory", "memory_bench", "-w 3 -n 20 -G 64", false}}},
-      {"collectives", {{"collectives", "collectives_bench", "-b 8 -e 1G -f 2 -w 5 -n 20", true}}},
-      {"contention", {{"contention", "contention_bench", "-w 3 -n 30", true}}},
-      {"launch", {{"launch", "launch_bench", "-w 3 -n 30", false}}},
-      {"persistent", {{"persistent", "persistent_bench", "--tasks 65536 -w 2 -n 10", false}}},
-      // One GPU's GEMM duty cycles and copies, then every GPU's peer copies (fabric energy).
-      {"power",
-       {{"power", "power_bench", "", false},
-        {"power_peer", "power_bench", "--loads idle,peer,peer:0.5,copy", true}}},
-      // The real-node layer runner, regular/farskip/farskip-ce on --layer-model: `moesim validate
-      // --measured FILE.d/layer.json` compares it with the simulator.
-      {"layer",
-       {{"layer", "layer_runner", "--tokens 2048 --seq 2048 --layers 4 --routing balanced -w 3 -n 20",
-         true}}}};
-  return table;
-}
-
 struct BenchOptions {
-  std::string suites = "gemm,attention,memory,collectives,contention,launch,power";
+  std::string suites = "gemm,grouped_gemm,attention,memory,collectives,contention,launch,power";
   std::string out;
   std::string kernels_dir = MOESIM_KERNELS_BUILD_DIR;
   int gpus = 8;
@@ -116,24 +86,16 @@ int run_bench(const BenchOptions& o, const Invocation& invocation) {
         "no benchmark programs here (launch_bench missing): build them (cmake --build ...) with "
         "-DMOESIM_GPU_BACKEND=CUDA (or HIP), or pass --kernels-dir");
   }
-  std::vector<SuiteStep> steps;
-  for (const std::string& name : split_list(o.suites)) {
-    auto it = std::find_if(suites().begin(), suites().end(), [&](const auto& s) { return s.first == name; });
-    if (it == suites().end()) {
-      throw ConfigError("", "--suite",
-                        "'" + name +
-                            "': expected gemm, attention, memory, collectives, contention, "
-                            "launch, power, persistent or layer");
-    }
-    for (const SuiteStep& step : it->second) {
-      if (!fs::exists(programs / step.program)) {
-        throw ConfigError(
-            (programs / step.program).string(), "",
-            "suite '" + name +
-                "' needs this program, which this build lacks (cuBLASLt/hipBLASLt or NCCL/RCCL not found at "
-                "configure time: see the CMake messages)");
-      }
-      steps.push_back(step);
+  const std::string table = std::string(MOESIM_SOURCE_DIR) + "/kernels/tools/bench_suites.tsv";
+  const std::vector<calibrate::BenchStep> steps =
+      calibrate::steps_of(calibrate::load_bench_suites(table), split_list(o.suites));
+  for (const calibrate::BenchStep& step : steps) {
+    if (!fs::exists(programs / step.program)) {
+      throw ConfigError(
+          (programs / step.program).string(), "",
+          "suite '" + step.suite +
+              "' needs this program, which this build lacks (cuBLASLt/hipBLASLt or NCCL/RCCL not "
+              "found at configure time: see the CMake messages)");
     }
   }
   const fs::path parts = o.out + ".d";
@@ -161,13 +123,13 @@ int run_bench(const BenchOptions& o, const Invocation& invocation) {
     text << in.rdbuf();
     documents.push_back(nlohmann::ordered_json::parse(text.str()));
   };
-  for (const SuiteStep& step : steps) {
-    const fs::path json = parts / (step.name + ".json");
+  for (const calibrate::BenchStep& step : steps) {
+    const fs::path json = parts / (step.step + ".json");
     std::string command = quote((programs / step.program).string()) + " " + step.args;
     if (step.program == "layer_runner") command += " --model " + quote(layer_model_file(o.layer_model));
-    if (step.multi_gpu) command += " -g " + std::to_string(o.gpus);
-    run(step.name, command + " -J " + quote(json.string()), json);
-    if (step.name == "attention" && o.torch) {
+    if (step.all_gpus) command += " -g " + std::to_string(o.gpus);
+    run(step.step, command + " -J " + quote(json.string()), json);
+    if (step.step == "attention" && o.torch) {
       // PyTorch SDPA on the same shapes: what calibrate takes attention from (our kernel is unfused).
       const fs::path torch_json = parts / "torch_sdpa.json";
       const std::string script = std::string(MOESIM_SOURCE_DIR) + "/kernels/tools/torch_sdpa_compare.py";
@@ -198,9 +160,9 @@ void add_bench(CLI::App& app, const Invocation& invocation, Action& action) {
       "`moesim calibrate --from` (needs a build with -DMOESIM_GPU_BACKEND=CUDA or HIP)");
   sub->add_option(
          "--suite", o->suites,
-         "Comma-separated suites: gemm (incl. grouped), attention (+ PyTorch SDPA when importable), "
-         "memory, collectives, contention, launch, power (board power and clock: the profile's power "
-         "section), persistent, layer")
+         "Comma-separated suites of kernels/tools/bench_suites.tsv: gemm, grouped_gemm, attention (+ PyTorch "
+         "SDPA when importable), memory, collectives, contention, launch, power (board power and clock: the "
+         "profile's power section), persistent, layer")
       ->capture_default_str();
   sub->add_option("--out", o->out,
                   "Merged results file (never overwritten: FILE.1, ... instead); raw files go to "

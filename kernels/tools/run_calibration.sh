@@ -2,7 +2,9 @@
 # Builds kernels/ on a GPU node and runs the chosen suites; everything lands in OUT_DIR.
 #
 #   kernels/tools/run_calibration.sh OUT_DIR LABEL SUITE...
-#   SUITE: gemm gemm_first grouped_gemm grouped_gemm_models attention torch_sdpa memory launch persistent persistent2
+#   SUITE: any suite of kernels/tools/bench_suites.tsv (gemm grouped_gemm attention memory launch persistent
+#          power layer; collectives and contention with the GPU count appended: collectives4), or one of
+#          gemm_first grouped_gemm_models attention torch_sdpa memory launch persistent persistent2
 #          collectives2 collectives4 collectives8 contention1 contention2 contention4 contention8 contention4_priority
 #          contention4_layer (short kernels of the layer runner's size beside 8 and 32 MiB collectives:
 #          a 24 us add and the causal softmax over 32 MiB, an 8192x1536x2048 GEMM; NCCL default CTAs)
@@ -83,6 +85,20 @@ torch_gemm() {  # NAME GEMM_JSON: torch.matmul on the bf16 shapes of a gemm_benc
   echo "=== $name: exit $?" | tee -a "$work/summary.txt"
 }
 
+table_suite() {  # SUITE[N]: the steps of kernels/tools/bench_suites.tsv (shared with `moesim bench`); N = GPUs
+  local name=${1%%[0-9]*} gpus=${1#"${1%%[0-9]*}"} found=1 step program scope args
+  [[ -n $gpus ]] || gpus=$(nvidia-smi -L 2> /dev/null | grep -c '^GPU' || echo 1)
+  while read -r suite step program scope args; do
+    [[ $suite == "$name" ]] || continue
+    found=0
+    # shellcheck disable=SC2086  # ARGS is a list of options
+    if [[ $scope == all && $gpus -lt 2 ]]; then echo "=== $step: skipped (one GPU)" | tee -a "$work/summary.txt"
+    elif [[ $scope == all ]]; then run "${step}${1#"$name"}" "$build/$program" -g "$gpus" $args
+    else run "$step" "$build/$program" $args; fi
+  done < <(grep -v '^#' "$repo/kernels/tools/bench_suites.tsv")
+  return $found
+}
+
 pack() {  # after every suite, so a run cut short still returns what finished
   tar -czf "$out_dir/$label.tar.gz" -C "$work_root" "$label"
   cp "$work/summary.txt" "$out_dir/$label-summary.txt"
@@ -90,15 +106,12 @@ pack() {  # after every suite, so a run cut short still returns what finished
 
 for suite in "$@"; do
   case $suite in
-    gemm) run gemm "$build/gemm_bench" -w 5 -n 30 -G 64 ;;
-    power) run power "$build/power_bench" ;;  # default loads on one GPU, ~45 s
     power4) run power4 "$build/power_bench" -g 4 --loads idle,gemm:8192:8192:8192,gemm:4096:28672:4096,copy,peer,peer:0.5,gemm:8192:8192:8192:0.5 ;;
     power_overlap)  # 7 + 3 + 2 loads of ~3 s (0.5 s rest + 2.5 s) plus three start-ups: ~50 s on one GPU
       run power_overlap_b10 "$build/power_bench" --burst_ms 10 --loads idle,gemm:8192:8192:8192,gemm:8192:8192:8192:0.95,gemm:8192:8192:8192:0.9,smcopy:20,gemm+smcopy:8192:8192:8192:20,gemm+smcopy:8192:8192:8192:8
       run power_overlap_b1 "$build/power_bench" --burst_ms 1 --loads gemm:8192:8192:8192,gemm:8192:8192:8192:0.95,gemm:8192:8192:8192:0.9
       run power_overlap_b30 "$build/power_bench" --burst_ms 30 --loads gemm:8192:8192:8192,gemm:8192:8192:8192:0.95 ;;
     gemm_first) run gemm_first "$build/gemm_bench" -w 5 -n 30 -G 64 --algos 1 ;;  # the heuristic's first pick, as the layer runner uses
-    grouped_gemm) run grouped_gemm "$build/grouped_gemm_bench" -w 3 -n 20 -G 64 ;;
     grouped_gemm_models)  # the layer runner's expert shapes at its EP1/2/4 local expert counts and rows
       run grouped_gemm_qwen3 "$build/grouped_gemm_bench" -w 3 -n 20 -G 64 --ffn 768 --hidden 2048 \
         --experts 32,64,128 --tokens_per_expert 512,4096
@@ -106,18 +119,11 @@ for suite in "$@"; do
         --experts 2,4,8 --tokens_per_expert 1024,8192
       run grouped_gemm_llama4 "$build/grouped_gemm_bench" -w 3 -n 20 -G 64 --ffn 8192 --hidden 5120 \
         --experts 4,8,16 --tokens_per_expert 512,4096 ;;
-    attention) run attention "$build/attention_bench" -w 2 -n 10 ;;
-    memory) run memory "$build/memory_bench" -w 3 -n 20 -G 64 ;;
-    launch) run launch "$build/launch_bench" -w 3 -n 30 ;;
-    persistent) run persistent "$build/persistent_bench" --tasks 65536 -w 2 -n 10 ;;
     persistent2) run persistent2 "$build/persistent_bench" -g 2 --parts store -w 2 -n 10 ;;
-    collectives2 | collectives4 | collectives8)
-      run "$suite" "$build/collectives_bench" -g "${suite#collectives}" -b 8 -e 1G -f 2 -w 5 -n 20 ;;
     collectives_hot2 | collectives_hot4 | collectives_hot8)
       run "$suite" "$build/collectives_bench" -g "${suite#collectives_hot}" -b 1M -e 1G -f 4 -w 5 -n 20 --hot 2 \
         --ops all_to_all,ce_all_to_all,all_to_all_hot_in,all_to_all_hot_out,ce_all_to_all_hot_in,ce_all_to_all_hot_out ;;
     contention1) run contention1 "$build/contention_bench" -g 1 --comms ce_copy -w 3 -n 30 ;;
-    contention2 | contention4 | contention8) run "$suite" "$build/contention_bench" -g "${suite#contention}" -w 3 -n 30 ;;
     contention4_priority) run contention4_priority "$build/contention_bench" -g 4 -w 3 -n 30 --comm_priority ;;
     contention4_layer)
       run contention4_layer "$build/contention_bench" -g 4 -w 3 -n 30 --compute add,softmax,gemm --mem_mib 32 \
@@ -205,7 +211,7 @@ for suite in "$@"; do
         --json "$work/torch_sdpa.json" > "$work/torch_sdpa.log" 2>&1
       echo "=== torch_sdpa: exit $?" | tee -a "$work/summary.txt"
       pack ;;
-    *) echo "unknown suite $suite" | tee -a "$work/summary.txt" ;;
+    *) table_suite "$suite" || echo "unknown suite $suite" | tee -a "$work/summary.txt" ;;
   esac
 done
 pack
