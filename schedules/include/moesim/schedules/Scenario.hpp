@@ -8,7 +8,7 @@
 #include "moesim/models/DType.hpp"
 #include "moesim/models/ModelSpec.hpp"
 #include "moesim/models/Routing.hpp"
-#include "moesim/sim/Engine.hpp"
+#include "moesim/sim/Jitter.hpp"
 
 namespace moesim::schedules {
 

@@ -2,8 +2,8 @@
 /**
  * @file Published results the shipped schedules can be checked against (`moesim validate --published`).
  *
- * The figures are data: the .json files of <data root>/validate/published, read in file-name order. A file holds
- * groups, each a source (paper and table or figure), a setting in words, the `moesim simulate` flags of
+ * The figures are data: the .json files of <data root>/validate/published, read in file-name order. A file
+ * holds groups, each a source (paper and table or figure), a setting in words, the `moesim simulate` flags of
  * that setting, and rows. A row's `published` and `predicted` values are expressions:
  *
  *   3.1                                          a number (a figure copied from the source)
