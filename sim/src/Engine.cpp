@@ -9,7 +9,7 @@
 namespace moesim::sim::detail {
 
 Simulation::Simulation(const Platform& platform, const Program& program, const JitterSpec& jitter)
-    : platform_(platform), program_(program), ops_(program.ops()) {
+    : platform_(platform), program_(program), ops_(program.ops()), network_(max_min_mode()) {
   program.validate();
   if (jitter.scope != JitterScope::NONE && program.is_symmetric())
     throw ScheduleError("jitter needs a per-rank program (every rank simulated)");
@@ -80,6 +80,7 @@ Simulation::Simulation(const Platform& platform, const Program& program, const J
       ++collectives_[c].expected;
     }
   }
+  add_link_resources();
 }
 
 void Simulation::schedule(TimeNs at, EventType type, int target, std::uint64_t version) {
@@ -98,16 +99,26 @@ RunResult Simulation::run() {
   for (OpId id = 0; id < static_cast<OpId>(ops_.size()); ++id) {
     if (!ops_[static_cast<std::size_t>(id)].is_host_launched()) try_start_device(id);
   }
-  while (!events_.empty()) {
-    now_ = events_.top().time;
-    while (!events_.empty() && events_.top().time == now_) {
+  while (!events_.empty() || !flow_events_.empty()) {
+    now_ = flow_event_first() ? flow_events_.top().time : events_.top().time;
+    for (;;) {
+      if (flow_event_first()) {
+        if (flow_events_.top().time != now_) break;
+        const int f = flow_events_.top().flow;
+        flow_events_.pop();
+        ++processed_;
+        finish_flow(f);
+        continue;
+      }
+      if (events_.empty() || events_.top().time != now_) break;
       Event e = events_.top();
       events_.pop();
       handle(e);
     }
-    for (int r : program_.simulated_ranks()) {
-      if (gpus_[static_cast<std::size_t>(r)].dirty) recompute_gpu(r);
-    }
+    // GPUs in rank order: their kernels' completions are scheduled in that order.
+    std::sort(dirty_gpus_.begin(), dirty_gpus_.end());
+    for (int r : dirty_gpus_) recompute_gpu(r);
+    dirty_gpus_.clear();
     if (network_dirty_) recompute_network();
   }
   check_all_ran();
@@ -143,13 +154,8 @@ void Simulation::handle(const Event& e) {
       ++processed_;
       begin_flows(e.target);
       break;
-    case EventType::FLOW_DONE: {
-      auto& f = flows_[static_cast<std::size_t>(e.target)];
-      if (f.done || f.version != e.version) return;
-      ++processed_;
-      finish_flow(e.target);
+    case EventType::FLOW_DONE:  // flows complete through flow_events_
       break;
-    }
     case EventType::TASK_DONE:
       ++processed_;
       finish_task(e.target);
@@ -239,7 +245,8 @@ void Simulation::start_kernel(OpId id) {
   const Op& op = ops_[static_cast<std::size_t>(id)];
   auto& gpu = gpus_[static_cast<std::size_t>(op.rank)];
   gpu.running.push_back(id);
-  network_dirty_ = network_dirty_ || !active_flows_.empty();
+  mark_ports_changed(op.rank);
+  network_dirty_ = network_dirty_ || live_flows_ > 0;
   if (op.work.fixed_ns > 0) {
     schedule(now_ + ceil_ns(op.work.fixed_ns), EventType::KERNEL_FIXED_DONE, id);
   } else {
@@ -260,7 +267,7 @@ void Simulation::begin_fluid(OpId id) {
   k.remaining = 1.0;
   k.last = now_;
   gpu.fluid_kernels.insert(std::upper_bound(gpu.fluid_kernels.begin(), gpu.fluid_kernels.end(), id), id);
-  gpu.dirty = true;
+  mark_dirty(op.rank);
 }
 
 /*
@@ -291,10 +298,12 @@ bool Simulation::sms_free_for_comm(const GpuState& gpu, const std::vector<OpId>&
 }
 
 void Simulation::kernel_left_gpu(OpId id) {
-  auto& gpu = gpus_[static_cast<std::size_t>(ops_[static_cast<std::size_t>(id)].rank)];
+  const int rank = ops_[static_cast<std::size_t>(id)].rank;
+  auto& gpu = gpus_[static_cast<std::size_t>(rank)];
   std::erase(gpu.running, id);
-  gpu.dirty = true;
-  network_dirty_ = network_dirty_ || !active_flows_.empty();
+  mark_dirty(rank);
+  mark_ports_changed(rank);
+  network_dirty_ = network_dirty_ || live_flows_ > 0;
   for (std::size_t i = 0; i < gpu.awaiting_sms.size();) {
     AwaitingSms& w = gpu.awaiting_sms[i];
     std::erase(w.ahead, id);
@@ -314,7 +323,7 @@ void Simulation::join_collective(OpId id) {
   auto& st = collectives_[static_cast<std::size_t>(op.collective)];
   auto& gpu = gpus_[static_cast<std::size_t>(op.rank)];
   ++(spec.transport == Transport::SM_KERNEL ? gpu.comm_kernels : gpu.copy_collectives);
-  gpu.dirty = true;
+  mark_dirty(op.rank);
   if (++st.arrived < st.expected) return;
   // Last member in: the collective's data phase begins for everyone (the straggler effect).
   const int n = static_cast<int>(spec.group.size());
@@ -346,17 +355,33 @@ void Simulation::begin_flows(int c) {
   const auto& spec = program_.collectives()[static_cast<std::size_t>(c)];
   auto& st = collectives_[static_cast<std::size_t>(c)];
   const int n = static_cast<int>(spec.group.size());
-  auto add_flow = [&](Flow f, double bytes) {
+  // Port offsets within the collective: egress i, ingress n + j (copy engines fold both onto member i).
+  const int fold = spec.transport == Transport::COPY_ENGINE ? n : 0;
+  std::vector<int> resources;
+  auto port = [&](int offset) {
+    return st.ports[static_cast<std::size_t>(fold > 0 ? offset % fold : offset)];
+  };
+  auto add_links = [&](const std::vector<int>& links, bool whole_ring) {
+    for (int link : links) {
+      const auto l = static_cast<std::size_t>(link);
+      resources.push_back(whole_ring && !whole_link_resource_.empty() ? whole_link_resource_[l]
+                                                                      : link_resource_[l]);
+    }
+  };
+  auto start = [&](Flow f, double bytes) {
     if (bytes <= 0) return;
     f.collective = c;
-    f.remaining = bytes;
-    f.last = now_;
-    for (int idx : f.members) {
-      if (st.member_at[static_cast<std::size_t>(idx)] != NO_OP)
-        ++st.outstanding[static_cast<std::size_t>(idx)];
+    if (f.whole_ring) {
+      for (int i = 0; i < n; ++i) {
+        if (st.member_at[static_cast<std::size_t>(i)] != NO_OP) ++st.outstanding[static_cast<std::size_t>(i)];
+      }
+    } else {
+      for (int idx : {f.sender, f.receiver}) {
+        if (st.member_at[static_cast<std::size_t>(idx)] != NO_OP)
+          ++st.outstanding[static_cast<std::size_t>(idx)];
+      }
     }
-    active_flows_.push_back(static_cast<int>(flows_.size()));
-    flows_.push_back(std::move(f));
+    add_flow(std::move(f), bytes, resources);
   };
   if (n > 1 && spec.kind == CollectiveKind::ALL_TO_ALL) {
     for (int i = 0; i < n; ++i) {
@@ -364,44 +389,54 @@ void Simulation::begin_flows(int c) {
       if (!program_.is_simulated(src)) continue;  // symmetric runs model traffic from rank 0's side
       for (int j = 0; j < n; ++j) {
         int dst = spec.group[static_cast<std::size_t>(j)];
-        if (src == dst) continue;
-        Flow f;
-        f.members = {i, j};
-        f.ports = {i, n + j};
+        const double bytes = spec.pair_bytes[static_cast<std::size_t>(i)][static_cast<std::size_t>(j)];
+        if (src == dst || bytes <= 0) continue;
+        if (st.ports.empty()) open_ports(c);
         Route route = platform_.route(src, dst);
-        f.links = route.source_side;
-        if (!program_.is_symmetric()) {
-          f.links.insert(f.links.end(), route.destination_side.begin(), route.destination_side.end());
-        }
-        add_flow(std::move(f), spec.pair_bytes[static_cast<std::size_t>(i)][static_cast<std::size_t>(j)]);
+        resources.clear();
+        add_links(route.source_side, false);
+        if (!program_.is_symmetric()) add_links(route.destination_side, false);
+        resources.push_back(port(i));
+        resources.push_back(port(n + j));
+        Flow f;
+        f.sender = i;
+        f.receiver = j;
+        start(std::move(f), bytes);
       }
     }
   } else if (n > 1) {
     // Ring algorithms: every hop carries nccl-tests' bus bytes, all hops in lockstep.
     double factor = spec.kind == CollectiveKind::ALL_REDUCE ? 2.0 * (n - 1) / n : 1.0 * (n - 1) / n;
-    Flow f;
-    f.whole_ring = true;
-    for (int i = 0; i < n; ++i) {
-      f.members.push_back(i);
-      f.ports.push_back(i);
-      f.ports.push_back(n + i);
-      Route route = platform_.route(spec.group[static_cast<std::size_t>(i)],
-                                    spec.group[static_cast<std::size_t>((i + 1) % n)], /*spread=*/true);
-      f.links.insert(f.links.end(), route.source_side.begin(), route.source_side.end());
-      f.links.insert(f.links.end(), route.destination_side.begin(), route.destination_side.end());
+    const double bytes = factor * spec.bytes;
+    if (bytes > 0) {
+      open_ports(c);
+      resources.clear();
+      for (int i = 0; i < n; ++i) {
+        Route route = platform_.route(spec.group[static_cast<std::size_t>(i)],
+                                      spec.group[static_cast<std::size_t>((i + 1) % n)], /*spread=*/true);
+        add_links(route.source_side, true);
+        add_links(route.destination_side, true);
+      }
+      for (int i = 0; i < n; ++i) {
+        resources.push_back(port(i));
+        resources.push_back(port(n + i));
+      }
+      Flow f;
+      f.whole_ring = true;
+      start(std::move(f), bytes);
     }
-    add_flow(std::move(f), factor * spec.bytes);
   }
+  ++port_blocks_;
   st.flowing = true;
-  flowing_collectives_.push_back(c);
   network_dirty_ = true;
   for (int i = 0; i < n; ++i) {
     if (st.member_at[static_cast<std::size_t>(i)] == NO_OP ||
         st.outstanding[static_cast<std::size_t>(i)] == 0)
       continue;
-    auto& gpu = gpus_[static_cast<std::size_t>(gpu_of(spec.group[static_cast<std::size_t>(i)]))];
+    const int rank = gpu_of(spec.group[static_cast<std::size_t>(i)]);
+    auto& gpu = gpus_[static_cast<std::size_t>(rank)];
     if (std::find(gpu.flowing.begin(), gpu.flowing.end(), c) == gpu.flowing.end()) gpu.flowing.push_back(c);
-    gpu.dirty = true;
+    mark_dirty(rank);
   }
   for (int i = 0; i < n; ++i) {
     OpId m = st.member_at[static_cast<std::size_t>(i)];
@@ -409,21 +444,39 @@ void Simulation::begin_flows(int c) {
   }
 }
 
+int Simulation::add_flow(Flow flow, double bytes, const std::vector<int>& resources) {
+  flow.remaining = bytes;
+  flow.last = now_;
+  const int id = network_.add_flow(resources);
+  if (static_cast<std::size_t>(id) >= flows_.size()) flows_.resize(static_cast<std::size_t>(id) + 1);
+  flows_[static_cast<std::size_t>(id)] = std::move(flow);
+  ++live_flows_;
+  network_dirty_ = true;
+  return id;
+}
+
 void Simulation::finish_flow(int f) {
   auto& flow = flows_[static_cast<std::size_t>(f)];
   flow.done = true;
   flow.remaining = 0;
-  std::erase(active_flows_, f);
+  network_.remove_flow(f);
+  --live_flows_;
   network_dirty_ = true;
   if (flow.transfer != NO_OP) {
     finish_op(flow.transfer);
     return;
   }
   auto& st = collectives_[static_cast<std::size_t>(flow.collective)];
-  for (int idx : flow.members) {
+  auto release = [&](int idx) {
     OpId m = st.member_at[static_cast<std::size_t>(idx)];
-    if (m == NO_OP) continue;
-    if (--st.outstanding[static_cast<std::size_t>(idx)] == 0) finish_member(m);
+    if (m != NO_OP && --st.outstanding[static_cast<std::size_t>(idx)] == 0) finish_member(m);
+  };
+  if (flow.whole_ring) {
+    for (int i = 0; i < static_cast<int>(st.outstanding.size()); ++i) release(i);
+  } else {
+    const int sender = flow.sender, receiver = flow.receiver;
+    release(sender);
+    release(receiver);
   }
 }
 
@@ -433,12 +486,12 @@ void Simulation::finish_member(OpId id) {
   auto& gpu = gpus_[static_cast<std::size_t>(op.rank)];
   --(spec.transport == Transport::SM_KERNEL ? gpu.comm_kernels : gpu.copy_collectives);
   std::erase(gpu.flowing, op.collective);
-  gpu.dirty = true;
+  mark_dirty(op.rank);
   auto& st = collectives_[static_cast<std::size_t>(op.collective)];
   bool all_done = std::all_of(st.outstanding.begin(), st.outstanding.end(), [](int o) { return o == 0; });
   if (all_done && st.flowing) {
     st.flowing = false;
-    std::erase(flowing_collectives_, op.collective);
+    close_ports(op.collective);
   }
   finish_op(id);
 }
@@ -472,6 +525,45 @@ void Simulation::set_rate(Fluid& fluid, double rate, EventType type, int target)
   fluid.rate = rate;
   ++fluid.version;
   if (rate > 0) schedule(now_ + ceil_ns(fluid.remaining / rate), type, target, fluid.version);
+}
+
+void Simulation::set_flow_rate(int f, double rate) {
+  Flow& flow = flows_[static_cast<std::size_t>(f)];
+  flow.remaining = std::max(0.0, flow.remaining - flow.rate * static_cast<double>(now_ - flow.last));
+  flow.last = now_;
+  flow.rate = rate;
+  if (rate > 0) {
+    flow_events_.set(f, now_ + ceil_ns(flow.remaining / rate), network_.creation(f));
+  } else {
+    flow_events_.erase(f);
+  }
+}
+
+void Simulation::mark_dirty(int gpu) {
+  auto& state = gpus_[static_cast<std::size_t>(gpu)];
+  if (state.dirty) return;
+  state.dirty = true;
+  dirty_gpus_.push_back(gpu);
+}
+
+void Simulation::mark_ports_changed(int gpu) {
+  auto& state = gpus_[static_cast<std::size_t>(gpu)];
+  if (state.ports_changed || state.comm_ports.empty()) return;
+  state.ports_changed = true;
+  ports_changed_gpus_.push_back(gpu);
+}
+
+/*
+ * A flow completion at the same time as another event: completions are of class 0, and all carry
+ * network_seq_, the sequence number of the recompute that last set their rates.
+ */
+bool Simulation::flow_event_first() const {
+  if (flow_events_.empty()) return false;
+  if (events_.empty()) return true;
+  const Event& e = events_.top();
+  const TimeNs t = flow_events_.top().time;
+  if (t != e.time) return t < e.time;
+  return e.cls != 0 || network_seq_ < e.seq;
 }
 
 void Simulation::check_all_ran() const {
