@@ -72,10 +72,8 @@ Simulation::Simulation(const Platform& platform, const Program& program, const J
     collectives_.push_back(std::move(st));
   }
   for (std::size_t c = 0; c < collectives_.size(); ++c) {
-    const auto& spec = program.collectives()[c];
     for (OpId m : program.members(static_cast<int>(c))) {
-      int rank = ops_[static_cast<std::size_t>(m)].rank;
-      auto idx = std::find(spec.group.begin(), spec.group.end(), rank) - spec.group.begin();
+      const int idx = program.group_index(static_cast<int>(c), ops_[static_cast<std::size_t>(m)].rank);
       collectives_[c].member_at[static_cast<std::size_t>(idx)] = m;
       ++collectives_[c].expected;
     }
@@ -100,11 +98,11 @@ RunResult Simulation::run() {
     if (!ops_[static_cast<std::size_t>(id)].is_host_launched()) try_start_device(id);
   }
   while (!events_.empty() || !flow_events_.empty()) {
-    now_ = flow_event_first() ? flow_events_.top().time : events_.top().time;
+    now_ = flow_event_first() ? flow_events_.top().key.time : events_.top().time;
     for (;;) {
       if (flow_event_first()) {
-        if (flow_events_.top().time != now_) break;
-        const int f = flow_events_.top().flow;
+        if (flow_events_.top().key.time != now_) break;
+        const int f = flow_events_.top().id;
         flow_events_.pop();
         ++processed_;
         finish_flow(f);
@@ -533,7 +531,7 @@ void Simulation::set_flow_rate(int f, double rate) {
   flow.last = now_;
   flow.rate = rate;
   if (rate > 0) {
-    flow_events_.set(f, now_ + ceil_ns(flow.remaining / rate), network_.creation(f));
+    flow_events_.set(f, FlowCompletion{now_ + ceil_ns(flow.remaining / rate), network_.creation(f)});
   } else {
     flow_events_.erase(f);
   }
@@ -561,7 +559,7 @@ bool Simulation::flow_event_first() const {
   if (flow_events_.empty()) return false;
   if (events_.empty()) return true;
   const Event& e = events_.top();
-  const TimeNs t = flow_events_.top().time;
+  const TimeNs t = flow_events_.top().key.time;
   if (t != e.time) return t < e.time;
   return e.cls != 0 || network_seq_ < e.seq;
 }

@@ -55,7 +55,7 @@ int MaxMinSystem::add_flow(const std::vector<int>& resources) {
     free_flows_.pop_back();
   }
   Flow& f = flow(id);
-  f.resources = resources;
+  f.resources.assign(resources);
   f.creation = next_creation_++;
   f.rate = kUnlimited;
   f.pop = -1;
@@ -238,10 +238,22 @@ int MaxMinSystem::first_pop_preceded_by(const Resource& resource, int resource_i
  * (and the added ones) rise again from each resource's frozen sum as it stood before that pop.
  */
 void MaxMinSystem::refill_from(int from) {
-  const bool whole_suffix = from < static_cast<int>(pops_.size());
+  collect_rising(from);
+  old_rate_.clear();
+  for (int f : rising_) old_rate_.push_back(flow(f).rate);
+  fill_rising();
+  for (std::size_t i = 0; i < rising_.size(); ++i) {
+    const Flow& f = flow(rising_[i]);
+    if (f.added || f.rate != old_rate_[i]) changed_.push_back(rising_[i]);
+  }
+}
+
+// The flows frozen at pop `from` or later, and the added ones; the record from `from` on is dropped.
+void MaxMinSystem::collect_rising(int from) {
   const std::size_t first_frozen =
-      whole_suffix ? static_cast<std::size_t>(pops_[static_cast<std::size_t>(from)].first_frozen)
-                   : frozen_.size();
+      from < static_cast<int>(pops_.size())
+          ? static_cast<std::size_t>(pops_[static_cast<std::size_t>(from)].first_frozen)
+          : frozen_.size();
   rising_.clear();
   for (std::size_t i = first_frozen; i < frozen_.size(); ++i) {
     if (flow(frozen_[i]).live) rising_.push_back(frozen_[i]);
@@ -249,7 +261,6 @@ void MaxMinSystem::refill_from(int from) {
   for (int f : added_) {
     if (flow(f).live && !flow(f).resources.empty()) rising_.push_back(f);
   }
-  // Forget what the pops from `from` on recorded.
   const std::uint64_t forgotten = ++stamp_;
   auto forget = [&](int f) {
     for (int r : flow(f).resources) {
@@ -266,17 +277,18 @@ void MaxMinSystem::refill_from(int from) {
   }
   frozen_.resize(first_frozen);
   pops_.resize(static_cast<std::size_t>(from));
+}
 
-  by_creation_.clear();
-  for (int f : rising_) by_creation_.emplace_back(flow(f).creation, f);
-  std::sort(by_creation_.begin(), by_creation_.end());
-  old_rate_.clear();
-  for (std::size_t i = 0; i < rising_.size(); ++i) {
-    rising_[i] = by_creation_[i].second;
-    old_rate_.push_back(flow(rising_[i]).rate);
-  }
+/*
+ * The filling loop of max_min_rates over rising_. Its resources start from their last marks. The next pop
+ * is the resource with users of lowest (level, order): found by a scan when few resources take part, from
+ * a heap of (level, order) entries (stale once a level moves on) when many do; both pick the same one.
+ * The order in which one pop freezes its flows does not matter: each adds the same fill to the resources
+ * it crosses.
+ */
+void MaxMinSystem::fill_rising() {
   const std::uint64_t setup = ++stamp_;
-  touched_.clear();
+  active_.clear();
   for (int f : rising_) {
     for (int r : flow(f).resources) {
       Resource& resource = res(r);
@@ -285,39 +297,37 @@ void MaxMinSystem::refill_from(int from) {
         resource.users = 0;
         resource.frozen = resource.marks.empty() ? 0.0 : resource.marks.back().frozen;
         resource.rising.clear();
-        touched_.push_back(r);
+        active_.push_back(r);
       }
       ++resource.users;
       resource.rising.push_back(f);
     }
   }
-  std::vector<HeapEntry>& heap = heap_;
-  heap.clear();
+  const bool use_heap = active_.size() > scan_limit_;
+  heap_.clear();
   auto refresh = [&](int r) {
     Resource& resource = res(r);
-    if (resource.users == 0) return;
+    if (resource.users == 0) {
+      if (use_heap) heap_.erase(r);
+      return;
+    }
     resource.level = std::max(0.0, (resource.capacity - resource.frozen) / resource.users);
-    heap.push_back(HeapEntry{resource.level, resource.order, r});
-    std::push_heap(heap.begin(), heap.end(), std::greater<>{});
+    if (use_heap) heap_.set(r, FillKey{resource.level, resource.order});
   };
-  for (int r : touched_) refresh(r);
+  for (int r : active_) refresh(r);
 
   const std::uint64_t frozen_now = ++stamp_;
-  std::vector<int>& refreshed = touched_;
   std::size_t unfrozen = rising_.size();
-  while (unfrozen > 0) {  // what the heap holds after the last freeze would change nothing
-    MOE_CHECK(!heap.empty()) << "max-min filling ran out of resources with " << unfrozen << " flows unfrozen";
-    std::pop_heap(heap.begin(), heap.end(), std::greater<>{});
-    const HeapEntry top = heap.back();
-    heap.pop_back();
-    Resource& full = res(top.resource);
-    if (full.users == 0 || top.level != full.level) continue;  // stale entry
-    const double fill = top.level;
+  while (unfrozen > 0) {  // what is left to pop after the last freeze would change nothing
+    const int next = use_heap ? next_from_heap() : next_by_scan();
+    MOE_CHECK(next >= 0) << "max-min filling ran out of resources with " << unfrozen << " flows unfrozen";
+    Resource& full = res(next);
+    const double fill = full.level;
     const int pop = static_cast<int>(pops_.size());
-    pops_.push_back(Pop{top.resource, fill, full.order, static_cast<int>(frozen_.size())});
+    pops_.push_back(Pop{next, fill, full.order, static_cast<int>(frozen_.size())});
     full.pop = pop;
     const std::uint64_t refresh_round = ++stamp_;
-    refreshed.clear();
+    refreshed_.clear();
     for (int f : full.rising) {
       Flow& frozen_flow = flow(f);
       if (frozen_flow.stamp == frozen_now) continue;
@@ -337,19 +347,45 @@ void MaxMinSystem::refill_from(int from) {
         } else {
           crossed.marks.push_back(Mark{pop, frozen_users, crossed.frozen});
         }
-        if (r != top.resource && crossed.refresh_stamp != refresh_round) {
+        if (r != next && crossed.refresh_stamp != refresh_round) {
           crossed.refresh_stamp = refresh_round;
-          refreshed.push_back(r);
+          refreshed_.push_back(r);
         }
       }
     }
     // Refreshing once after all of the pop's freezes leaves the same levels as refreshing after each.
-    for (int r : refreshed) refresh(r);
+    for (int r : refreshed_) refresh(r);
   }
-  for (std::size_t i = 0; i < rising_.size(); ++i) {
-    const Flow& f = flow(rising_[i]);
-    if (f.added || f.rate != old_rate_[i]) changed_.push_back(rising_[i]);
+}
+
+int MaxMinSystem::next_from_heap() {
+  if (heap_.empty()) return -1;
+  const int next = heap_.top().id;
+  heap_.pop();
+  return next;
+}
+
+int MaxMinSystem::next_by_scan() {
+  int best = -1;
+  double best_level = 0;
+  std::uint64_t best_order = 0;
+  for (std::size_t i = 0; i < active_.size();) {
+    const int r = active_[i];
+    const Resource& resource = res(r);
+    if (resource.users == 0) {  // filled: out of the running for good
+      active_[i] = active_.back();
+      active_.pop_back();
+      continue;
+    }
+    if (best < 0 || resource.level < best_level ||
+        (resource.level == best_level && resource.order < best_order)) {
+      best = r;
+      best_level = resource.level;
+      best_order = resource.order;
+    }
+    ++i;
   }
+  return best;
 }
 
 }  // namespace moesim::sim::detail

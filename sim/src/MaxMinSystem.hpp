@@ -1,8 +1,12 @@
 #pragma once
 /** @file Max-min fair rates kept up to date as flows come and go and capacities change. */
+#include <algorithm>
+#include <array>
 #include <cstdint>
 #include <limits>
 #include <vector>
+
+#include "IndexedHeap.hpp"
 
 namespace moesim::sim::detail {
 
@@ -31,6 +35,7 @@ namespace moesim::sim::detail {
 class MaxMinSystem {
  public:
   static constexpr double kUnlimited = std::numeric_limits<double>::infinity();
+  static constexpr std::size_t kScanLimit = 192;
 
   /** @brief How solve() finds the rates. */
   enum class Mode {
@@ -38,7 +43,12 @@ class MaxMinSystem {
     FROM_SCRATCH,  ///< a full max_min_rates() over every live flow each time (the engine before this class)
     CHECKED,       ///< INCREMENTAL, then compare every live flow's rate, bit for bit, with FROM_SCRATCH
   };
-  explicit MaxMinSystem(Mode mode = Mode::INCREMENTAL) : mode_(mode) {}
+  /**
+   * @brief `scan_limit`: up to this many resources in a filling, the next pop is found by a scan, past it
+   * from a heap (the same pop either way; tests set it to exercise both).
+   */
+  explicit MaxMinSystem(Mode mode = Mode::INCREMENTAL, std::size_t scan_limit = kScanLimit)
+      : mode_(mode), scan_limit_(scan_limit) {}
 
   /** @brief A resource; `order` ranks it among the others for ties (lower pops first at equal level). */
   int add_resource(double capacity, std::uint64_t order);
@@ -93,8 +103,33 @@ class MaxMinSystem {
     double level = 0;
     std::vector<int> rising;  ///< unfrozen flows crossing it, in creation order
   };
+  /** The resources a flow crosses: a few inline (a pairwise flow crosses two to five), more on the heap. */
+  class Crossings {
+   public:
+    void assign(const std::vector<int>& ids) {
+      size_ = ids.size();
+      if (size_ <= kInline) {
+        std::copy(ids.begin(), ids.end(), inline_.begin());
+      } else {
+        spilled_ = ids;
+      }
+    }
+    void clear() {
+      size_ = 0;
+      spilled_.clear();
+    }
+    const int* begin() const { return size_ <= kInline ? inline_.data() : spilled_.data(); }
+    const int* end() const { return begin() + size_; }
+    bool empty() const { return size_ == 0; }
+
+   private:
+    static constexpr std::size_t kInline = 6;
+    std::size_t size_ = 0;
+    std::array<int, kInline> inline_{};
+    std::vector<int> spilled_;
+  };
   struct Flow {
-    std::vector<int> resources;
+    Crossings resources;
     std::uint64_t creation = 0;
     double rate = kUnlimited;
     int pop = -1;  ///< the pop that froze it, or -1 (not solved yet, or crosses nothing)
@@ -115,11 +150,16 @@ class MaxMinSystem {
   int first_changed_pop();
   int first_pop_preceded_by(const Resource& resource, int resource_id, int bound) const;
   void refill_from(int pop);
+  void collect_rising(int from);
+  void fill_rising();
+  int next_from_heap();
+  int next_by_scan();
   void finish_round();
   Resource& res(int r) { return resources_[static_cast<std::size_t>(r)]; }
   Flow& flow(int f) { return flows_[static_cast<std::size_t>(f)]; }
 
   Mode mode_;
+  std::size_t scan_limit_;
   std::vector<Resource> resources_;
   std::vector<Flow> flows_;
   std::vector<int> free_resources_, free_flows_;
@@ -132,21 +172,19 @@ class MaxMinSystem {
   // Changes since the last solve.
   std::vector<int> added_, removed_, capacity_changed_, removed_resources_;
 
-  /** A resource's level in the filling's heap (stale once the level moves on). */
-  struct HeapEntry {
+  /** Where a resource stands in the filling: lowest level first, ties by order. */
+  struct FillKey {
     double level;
     std::uint64_t order;
-    int resource;
-    bool operator>(const HeapEntry& o) const {
-      return level > o.level || (level == o.level && order > o.order);
+    bool operator<(const FillKey& o) const {
+      return level < o.level || (level == o.level && order < o.order);
     }
   };
 
   // Scratch.
-  std::vector<int> changed_, rising_, touched_;
+  std::vector<int> changed_, rising_, touched_, active_, refreshed_;
   std::vector<double> old_rate_;
-  std::vector<std::pair<std::uint64_t, int>> by_creation_;
-  std::vector<HeapEntry> heap_;
+  IndexedHeap<FillKey> heap_;
 };
 
 }  // namespace moesim::sim::detail

@@ -164,6 +164,8 @@ class Program {
   const std::vector<CollectiveSpec>& collectives() const { return collectives_; }
   /** @brief Member ops of collective `c`, one per simulated member rank. */
   const std::vector<OpId>& members(int c) const { return members_.at(static_cast<std::size_t>(c)); }
+  /** @brief Position of `rank` in collective `c`'s group, or -1 if it is not a member. */
+  int group_index(int c, int rank) const;
 
   /** @brief Throws ScheduleError for malformed input (bad rank/stream/dep, incomplete collective). */
   void validate() const;
@@ -179,6 +181,7 @@ class Program {
   std::vector<Op> ops_;
   std::vector<CollectiveSpec> collectives_;
   std::vector<std::vector<OpId>> members_;
+  std::vector<std::vector<std::pair<int, int>>> group_index_;  ///< per collective: (rank, index), by rank
 };
 
 }  // namespace moesim::sim
