@@ -25,20 +25,29 @@ Simulation::Simulation(const Platform& platform, const Program& program, const J
   stream_prev_.assign(n, NO_OP);
   stream_next_.assign(n, NO_OP);
   host_prev_.assign(n, NO_OP);
-  dependents_.resize(n);
-  kernels_.resize(n);
+  kernel_slot_.assign(n, -1);
   hosts_.resize(static_cast<std::size_t>(program.world_size()));
   gpus_.resize(static_cast<std::size_t>(program.world_size()));
   std::vector<std::vector<OpId>> last_on_stream(static_cast<std::size_t>(program.world_size()));
   pool_index_.assign(n, -1);
   const auto world = static_cast<std::size_t>(program.world_size());
   rank_start_ns_.assign(world, 0.0);
-  extra_host_ns_.assign(n, 0.0);
   if (jitter.scope == JitterScope::RANK_START) rank_start_ns_ = draw_delays(jitter, world);
   if (jitter.scope == JitterScope::OP_LAUNCH) extra_host_ns_ = draw_delays(jitter, n);
+  // Who waits for each op, in op order: counted, then filled (one array rather than a vector per op).
+  dependents_begin_.assign(n + 1, 0);
+  for (const Op& op : ops_) {
+    for (OpId d : op.deps) ++dependents_begin_[static_cast<std::size_t>(d) + 1];
+  }
+  for (std::size_t i = 0; i < n; ++i) dependents_begin_[i + 1] += dependents_begin_[i];
+  dependents_.resize(dependents_begin_[n]);
+  std::vector<std::size_t> filled(dependents_begin_.begin(), dependents_begin_.end() - 1);
+  for (OpId id = 0; id < static_cast<OpId>(n); ++id) {
+    for (OpId d : ops_[static_cast<std::size_t>(id)].deps)
+      dependents_[filled[static_cast<std::size_t>(d)]++] = id;
+  }
   for (OpId id = 0; id < static_cast<OpId>(n); ++id) {
     const Op& op = ops_[static_cast<std::size_t>(id)];
-    for (OpId d : op.deps) dependents_[static_cast<std::size_t>(d)].push_back(id);
     deps_left_[static_cast<std::size_t>(id)] = static_cast<int>(op.deps.size());
     if (op.kind == OpKind::POOL) {
       pool_index_[static_cast<std::size_t>(id)] = static_cast<int>(pools_.size());
@@ -138,10 +147,11 @@ void Simulation::handle(const Event& e) {
       begin_fluid(e.target);
       break;
     case EventType::KERNEL_DONE: {
-      auto& k = kernels_[static_cast<std::size_t>(e.target)];
-      if (k.done || k.version != e.version) return;  // superseded by a rate change
+      const int slot = kernel_slot_[static_cast<std::size_t>(e.target)];
+      if (slot < 0 || fluids_[static_cast<std::size_t>(slot)].version != e.version) return;  // superseded
       ++processed_;
-      k.done = true;
+      kernel_slot_[static_cast<std::size_t>(e.target)] = -1;
+      free_fluids_.push_back(slot);
       auto& gpu = gpus_[static_cast<std::size_t>(ops_[static_cast<std::size_t>(e.target)].rank)];
       std::erase(gpu.fluid_kernels, e.target);
       kernel_left_gpu(e.target);
@@ -190,8 +200,8 @@ void Simulation::advance_host(int rank) {
   }
   t.launch_begin = now_;
   host.busy = true;
-  schedule(now_ + ceil_ns(op.host_ns + extra_host_ns_[static_cast<std::size_t>(id)]), EventType::HOST_DONE,
-           rank);
+  const double jitter_ns = extra_host_ns_.empty() ? 0.0 : extra_host_ns_[static_cast<std::size_t>(id)];
+  schedule(now_ + ceil_ns(op.host_ns + jitter_ns), EventType::HOST_DONE, rank);
 }
 
 void Simulation::host_done(int rank) {
@@ -254,15 +264,24 @@ void Simulation::start_kernel(OpId id) {
 
 void Simulation::begin_fluid(OpId id) {
   const Op& op = ops_[static_cast<std::size_t>(id)];
-  auto& k = kernels_[static_cast<std::size_t>(id)];
   auto& gpu = gpus_[static_cast<std::size_t>(op.rank)];
   if (op.work.compute_ns <= 0 && op.work.memory_ns <= 0) {
-    k.done = true;
     kernel_left_gpu(id);
     finish_op(id);
     return;
   }
+  int slot = 0;
+  if (free_fluids_.empty()) {
+    slot = static_cast<int>(fluids_.size());
+    fluids_.emplace_back();
+  } else {
+    slot = free_fluids_.back();
+    free_fluids_.pop_back();
+  }
+  kernel_slot_[static_cast<std::size_t>(id)] = slot;
+  Fluid& k = fluids_[static_cast<std::size_t>(slot)];
   k.remaining = 1.0;
+  k.rate = 0;
   k.last = now_;
   gpu.fluid_kernels.insert(std::upper_bound(gpu.fluid_kernels.begin(), gpu.fluid_kernels.end(), id), id);
   mark_dirty(op.rank);
@@ -328,7 +347,7 @@ void Simulation::join_collective(OpId id) {
   double bytes = spec.bytes;
   if (spec.kind == CollectiveKind::ALL_TO_ALL) {
     double total = 0;
-    for (const auto& row : spec.pair_bytes) {
+    for (const auto& row : spec.pairs()) {
       for (double b : row) total += b;
     }
     bytes = total / n;
@@ -387,7 +406,7 @@ void Simulation::begin_flows(int c) {
       if (!program_.is_simulated(src)) continue;  // symmetric runs model traffic from rank 0's side
       for (int j = 0; j < n; ++j) {
         int dst = spec.group[static_cast<std::size_t>(j)];
-        const double bytes = spec.pair_bytes[static_cast<std::size_t>(i)][static_cast<std::size_t>(j)];
+        const double bytes = spec.pairs()[static_cast<std::size_t>(i)][static_cast<std::size_t>(j)];
         if (src == dst || bytes <= 0) continue;
         if (st.ports.empty()) open_ports(c);
         Route route = platform_.route(src, dst);
@@ -497,7 +516,9 @@ void Simulation::finish_member(OpId id) {
 void Simulation::finish_op(OpId id) {
   auto& t = timing_[static_cast<std::size_t>(id)];
   t.end = now_;
-  for (OpId d : dependents_[static_cast<std::size_t>(id)]) {
+  for (std::size_t i = dependents_begin_[static_cast<std::size_t>(id)];
+       i < dependents_begin_[static_cast<std::size_t>(id) + 1]; ++i) {
+    const OpId d = dependents_[i];
     auto di = static_cast<std::size_t>(d);
     --deps_left_[di];
     if (deps_last_[di] == NO_OP || now_ >= deps_time_[di]) {

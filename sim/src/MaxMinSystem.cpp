@@ -340,21 +340,19 @@ void MaxMinSystem::fill_rising() {
         Resource& crossed = res(r);
         --crossed.users;
         crossed.frozen += fill;
-        const int frozen_users = crossed.crossings - crossed.users;
-        if (!crossed.marks.empty() && crossed.marks.back().pop == pop) {
-          crossed.marks.back().frozen_users = frozen_users;
-          crossed.marks.back().frozen = crossed.frozen;
-        } else {
-          crossed.marks.push_back(Mark{pop, frozen_users, crossed.frozen});
-        }
-        if (r != next && crossed.refresh_stamp != refresh_round) {
+        if (crossed.refresh_stamp != refresh_round) {
           crossed.refresh_stamp = refresh_round;
           refreshed_.push_back(r);
         }
       }
     }
-    // Refreshing once after all of the pop's freezes leaves the same levels as refreshing after each.
-    for (int r : refreshed_) refresh(r);
+    // One mark per resource the pop touched; refreshing once after all of the pop's freezes leaves the
+    // same levels as refreshing after each.
+    for (int r : refreshed_) {
+      Resource& crossed = res(r);
+      crossed.marks.push_back(Mark{pop, crossed.crossings - crossed.users, crossed.frozen});
+      if (r != next) refresh(r);
+    }
   }
 }
 

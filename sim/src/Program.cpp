@@ -79,9 +79,9 @@ int Program::add_collective(CollectiveSpec spec) {
       throw ScheduleError("program: collective '" + spec.name + "' names a bad rank");
   }
   if (spec.kind == CollectiveKind::ALL_TO_ALL) {
-    bool square =
-        spec.pair_bytes.size() == n && std::all_of(spec.pair_bytes.begin(), spec.pair_bytes.end(),
-                                                   [n](const auto& row) { return row.size() == n; });
+    const PairBytes& pairs = spec.pairs();
+    bool square = pairs.size() == n &&
+                  std::all_of(pairs.begin(), pairs.end(), [n](const auto& row) { return row.size() == n; });
     if (!square) throw ScheduleError("program: all-to-all '" + spec.name + "' needs an n x n byte matrix");
   } else if (spec.bytes < 0) {
     throw ScheduleError("program: collective '" + spec.name + "' has negative bytes");

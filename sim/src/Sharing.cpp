@@ -59,7 +59,8 @@ void Simulation::recompute_gpu(int rank) {
     const KernelWork& w = ops_[static_cast<std::size_t>(id)].work;
     double rate = sm_rate[i];
     if (w.memory_ns > 0 && hbm[i] < hbm_need[i]) rate = std::min(rate, hbm[i] / w.memory_ns);
-    set_rate(kernels_[static_cast<std::size_t>(id)], rate, EventType::KERNEL_DONE, id);
+    set_rate(fluids_[static_cast<std::size_t>(kernel_slot_[static_cast<std::size_t>(id)])], rate,
+             EventType::KERNEL_DONE, id);
   }
 }
 

@@ -194,9 +194,12 @@ class Simulation {
   std::vector<TimeNs> deps_time_;
   std::vector<OpId> deps_last_;
   std::vector<OpId> stream_prev_, stream_next_, host_prev_;
-  std::vector<std::vector<OpId>> dependents_;
-  std::vector<Fluid> kernels_;  ///< per op (used by KERNEL ops)
-  std::vector<Flow> flows_;     ///< by MaxMinSystem flow id
+  std::vector<std::size_t> dependents_begin_;  ///< per op: where its dependents start in dependents_
+  std::vector<OpId> dependents_;
+  std::vector<int> kernel_slot_;  ///< per op: its Fluid in fluids_ while a kernel's fluid phase runs, else -1
+  std::vector<Fluid> fluids_;
+  std::vector<int> free_fluids_;
+  std::vector<Flow> flows_;  ///< by MaxMinSystem flow id
   MaxMinSystem network_;
   std::vector<int> link_resource_;        ///< per platform link
   std::vector<int> whole_link_resource_;  ///< symmetric runs: per link, at full capacity, for rings
@@ -214,7 +217,7 @@ class Simulation {
   std::vector<GpuState> gpus_;
   std::vector<PoolState> pools_;
   std::vector<int> pool_index_;        ///< per op: its PoolState (POOL and TASK ops), else -1
-  std::vector<double> extra_host_ns_;  ///< per op: launch jitter
+  std::vector<double> extra_host_ns_;  ///< per op: launch jitter (empty without OP_LAUNCH jitter)
   std::vector<double> rank_start_ns_;  ///< per rank: start jitter
   std::priority_queue<Event, std::vector<Event>, std::greater<>> events_;
   std::uint64_t seq_ = 0;
