@@ -228,7 +228,6 @@ void validate_network(const NetworkSpec& n, const RuleChecker& check) {
                      "must be <= nic_gbps / 8 (" + format_number(n.nic_bw_Bps / kGBps) + ")");
   }
   check.non_negative("/network/latency_us", n.latency_s, kUs);
-  check.positive("/network/max_nodes", n.max_nodes);
   check.not_empty("/network/source", n.source);
 }
 
@@ -243,11 +242,6 @@ void validate_group_size(const HwProfile& p, const CollectiveTable& t, const std
   if (t.scope == CollectiveScope::INTER && t.gpus <= per_node) {
     check.fail_value(pointer, t.gpus,
                      "must be > /node/gpus_per_node (" + std::to_string(per_node) + ") for scope inter");
-  }
-  int cluster = p.network.max_nodes * per_node;
-  if (t.scope == CollectiveScope::INTER && t.gpus > cluster) {
-    check.fail_value(pointer, t.gpus,
-                     "must be <= /network/max_nodes * /node/gpus_per_node (" + std::to_string(cluster) + ")");
   }
 }
 

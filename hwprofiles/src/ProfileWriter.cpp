@@ -140,7 +140,6 @@ ordered_json network_json(const NetworkSpec& n) {
           {"nic_gbps", in_unit(n.nic_bw_Bps, kGbps)},
           {"nic_usable_GBps", in_unit(n.nic_usable_bw_Bps, kGBps)},
           {"latency_us", in_unit(n.latency_s, kUs)},
-          {"max_nodes", n.max_nodes},
           {"source", n.source}};
 }
 

@@ -105,7 +105,7 @@ def inter_tables(d):
     per_gpu_net = net["nics_per_node"] * net["nic_usable_GBps"] / g
     tables = []
     nodes = 2
-    while nodes <= net["max_nodes"]:
+    while nodes <= net["table_nodes"]:  # the largest cluster the tables cover; no limit on --nodes
         n = nodes * g
         a2a = 0.8 * per_gpu_net * (n - 1) / (n - g)
         a2a_alpha = 30 * (1 + 0.25 * math.log2(nodes / 2))
@@ -157,7 +157,7 @@ def profile(d):
         },
         "efficiency": efficiency(d),
         "node": {"gpus_per_node": d["gpus_per_node"], "fabric": d["fabric"]},
-        "network": {k: net[k] for k in ("nics_per_node", "nic_gbps", "nic_usable_GBps", "latency_us", "max_nodes")}
+        "network": {k: net[k] for k in ("nics_per_node", "nic_gbps", "nic_usable_GBps", "latency_us")}
         | {"source": net["source"]},
         "collectives": intra_tables(d) + inter_tables(d),
         "contention": d["contention"],

@@ -172,10 +172,10 @@ DEVICES = [
                    "source": "NVLink 4: 18 links, 900 GB/s bidir = 450 per direction = 18 x 25 [S1][S2][S8] through "
                              "4 NVSwitch [S28]; usable 20.6 GB/s per link is NCCL's SM90 figure (18 x 20.6 = 370.8, "
                              "the measured ~370) [S11][S6]; latency 2 us (E)"},
-        "network": NIC_400G | {"max_nodes": 32,
+        "network": NIC_400G | {"table_nodes": 32,
                                "source": "8x ConnectX-7 400 Gb/s, one per GPU [S28]; 48-49 GB/s achieved per NIC "
                                          "[S27] (SimAI CX7_BW 48.5 [S38]); latency 10 us per transfer incl. proxy "
-                                         "(E); max_nodes 32 (E: inter-node tables assume a non-blocking "
+                                         "(E); inter-node tables up to 32 nodes (E: they assume a non-blocking "
                                          "rail-optimized fabric)"},
         "intra": nvswitch_intra(370, 370, 480, H100_RING_SRC,
                                 "NVLS all-reduce ~480 GB/s busbw on 8 GPUs [S6][S7]: NVSwitch performs the "
@@ -209,10 +209,10 @@ DEVICES = [
                    "per_gpu_bw_GBps": 450, "latency_us": 2,
                    "source": "18x NVLink 4, 900 GB/s bidir = 450 per direction [S28][S8]; usable 20.6 GB/s per link "
                              "(NCCL SM90) [S11]; latency 2 us (E)"},
-        "network": NIC_400G | {"max_nodes": 32,
+        "network": NIC_400G | {"table_nodes": 32,
                                "source": "8 compute 400G InfiniBand NICs of the 10 in NVIDIA's HGX H200 system (2 "
                                          "serve storage) [S28]; 48-49 GB/s achieved per 400G NIC [S27][S38]; latency "
-                                         "10 us (E); max_nodes 32 (E, non-blocking rail-optimized fabric assumed)"},
+                                         "10 us (E); inter-node tables up to 32 nodes (E, non-blocking rail-optimized fabric assumed)"},
         "intra": nvswitch_intra(370, 370, 475, "Same NVLink 4 fabric as H100: " + H100_RING_SRC,
                                 "NVLS all-reduce peak 475 GB/s busbw on 8 H200 (NCCL 2.20.3) [S9]; above the wire "
                                 "rate because NVSwitch reduces (pitfall 3), so all_reduce only; latency share <0.1%."),
@@ -243,11 +243,11 @@ DEVICES = [
                    "per_gpu_bw_GBps": 300, "latency_us": 2,
                    "source": "NVLink 3: 12 links, 600 GB/s bidir = 300 per direction [S30] through NVSwitch; usable "
                              "20.0 GB/s per link (NCCL SM80) -> 240 [S11]; latency 2 us (E)"},
-        "network": {"nics_per_node": 8, "nic_gbps": 200, "nic_usable_GBps": 23.5, "latency_us": 10, "max_nodes": 32,
+        "network": {"nics_per_node": 8, "nic_gbps": 200, "nic_usable_GBps": 23.5, "latency_us": 10, "table_nodes": 32,
                     "usable_src": "S38",
                     "source": "8x 200 Gb/s HDR per node as in DGX A100 (hw-figures.md marks this (?): AWS p4d has "
                               "4x 100G EFA, one cluster in [S36b] 4x HDR); 23.5 GB/s per HDR NIC (SimAI CX6_BW) "
-                              "[S38]; latency 10 us (E); max_nodes 32 (E)"},
+                              "[S38]; latency 10 us (E); inter-node tables up to 32 nodes (E)"},
         "intra": nvswitch_intra(220, 230, None,
                                 "Ring collectives 220 GB/s busbw (E): between the measured ~200 on an HPE 8xA100 "
                                 "[S29] and NCCL's 12 x 20.0 = 240 model [S11]; all-to-all 230 (E, NCCL model); no "
@@ -282,10 +282,10 @@ DEVICES = [
                              "x 128/130 / 8), ~25 usable [hw-figures 5][S30] (SimAI Gen4 25.6 [S38]); modelled as a "
                              "switch because any pair goes through the PCIe/host fabric with that per-GPU rate; the "
                              "cross-socket path is slower and lives in the collective tables; latency 5 us (E)"},
-        "network": {"nics_per_node": 1, "nic_gbps": 100, "nic_usable_GBps": 12, "latency_us": 15, "max_nodes": 4,
+        "network": {"nics_per_node": 1, "nic_gbps": 100, "nic_usable_GBps": 12, "latency_us": 15, "table_nodes": 4,
                     "usable_src": "S11",
                     "source": "g5.48xlarge: 100 Gbps networking (ENA/EFA), one interface [hw-figures 5][S32]; 12 "
-                              "GB/s usable (NCCL NET_BW for 100 Gbit) [S11]; latency 15 us (E); max_nodes 4 (E)"},
+                              "GB/s usable (NCCL NET_BW for 100 Gbit) [S11]; latency 15 us (E); inter-node tables up to 4 nodes (E)"},
         "intra": lambda kind, n: {
             "algorithm": "direct" if kind == "all_to_all" else "ring",
             "GBps": ({2: 22, 4: 16, 8: 12} if kind == "all_to_all" else {2: 22, 4: 18, 8: 14})[n],
@@ -326,10 +326,10 @@ DEVICES = [
                    "source": "NVLink 5: 18 links, 1.8 TB/s bidir = 900 per direction = 18 x 50, NV18 all pairs "
                              "through NVSwitch [S14][S15]; usable 40.1 GB/s per link (NCCL SM100, 721.8 per GPU) "
                              "[S11][S12]; latency 2 us (E)"},
-        "network": NIC_400G | {"max_nodes": 32,
+        "network": NIC_400G | {"table_nodes": 32,
                                "source": "8x 400 Gb/s ConnectX-7 compute NICs (DGX/HGX B200; the Vultr HGX showed 14 "
                                          "ConnectX NICs incl. storage) [S15]; 48-49 GB/s achieved per NIC [S27][S38]; "
-                                         "latency 10 us (E); max_nodes 32 (E)"},
+                                         "latency 10 us (E); inter-node tables up to 32 nodes (E)"},
         "intra": nvswitch_intra(720, 720, 830,
                                 "720 GB/s busbw (E): NCCL's B200 model 18 x 40.1 = 721.8 [S11][S12] (on H100 the same "
                                 "model matched the measured 370); no B200 all-to-all measurement retrieved.",
@@ -364,10 +364,10 @@ DEVICES = [
         "memory_src": "(E, weak data: 2-3 TB/s memcpy plateau [S41], ~81% of 5.3 TB/s [S42]; hw-figures suggests "
                       "4.0-4.3 TB/s)",
         "gpus_per_node": 8, "fabric": MI3XX_FABRIC,
-        "network": NIC_400G | {"max_nodes": 32,
+        "network": NIC_400G | {"table_nodes": 32,
                                "source": "8x 400 Gb/s NICs, 1:1 GPU:NIC (ConnectX-7 [S25] or Pollara 400 [S26]); "
                                          "48.5 GB/s achieved per 400G NIC as measured for CX-7 [S27] (E for "
-                                         "Pollara); latency 10 us (E); max_nodes 32 (E)"},
+                                         "Pollara); latency 10 us (E); inter-node tables up to 32 nodes (E)"},
         "intra": mesh_intra({"all_reduce": 319, "all_to_all": 300, "all_gather": 315, "reduce_scatter": 315},
                             MI300X_ALL_REDUCE, MI300X_SRC8),
         "intra_alpha_us": XGMI_ALPHA, "intra_alpha_src": XGMI_ALPHA_SRC, "intra_ring_GBps": 319,
@@ -399,13 +399,13 @@ DEVICES = [
         "gpus_per_node": 8,
         "fabric": MI3XX_FABRIC | {"source": MI3XX_FABRIC["source"] + "; MI325X uses the same UBB 2.0 fully meshed "
                                   "platform as MI300X [S21] (per-link figures assumed equal, E)"},
-        "network": NIC_400G | {"max_nodes": 4,
+        "network": NIC_400G | {"table_nodes": 4,
                                "source": "FarSkip-Collective 5.2 trains on 4 nodes of 8 MI325X with '400Gbps' "
                                          "inter-node bandwidth; its 5.3 two-node system is 'connected with 8 400Gbs "
                                          "NICs' [X6], and MI325X nodes carry 8x ConnectX-7 400G [S25]: read as one "
                                          "400 Gb/s NIC per GPU (3.2 Tb/s per node), not 400 Gb/s per node (if it "
                                          "were, set nics_per_node 1). 48.5 GB/s achieved per NIC [S27]; latency 10 "
-                                         "us (E); max_nodes 4 = the paper's cluster"},
+                                         "us (E); inter-node tables up to 4 nodes = the paper's cluster"},
         "intra": mesh_intra({"all_reduce": 319, "all_to_all": 300, "all_gather": 315, "reduce_scatter": 315},
                             MI300X_ALL_REDUCE,
                             {k: "MI300X figure reused (identical xGMI, E): " + v for k, v in MI300X_SRC8.items()}),
@@ -439,10 +439,10 @@ DEVICES = [
                    "source": "Infinity Fabric 4, 7 links, fully connected 8 GPUs: 153.6 GB/s bidir per link = 76.8 per "
                              "direction, 537.6 per GPU [S23][S24]; usable 60 GB/s per link = measured single-link "
                              "sendrecv 59-61 [S23] (?); latency 2 us (E)"},
-        "network": NIC_400G | {"max_nodes": 32,
+        "network": NIC_400G | {"table_nodes": 32,
                                "source": "8x 400G RDMA NICs per node, 1:1 (Pollara 400, ConnectX-7 or Thor 2) [S25]; "
                                          "48.5 GB/s achieved per 400G NIC as measured for CX-7 [S27]; latency 10 us "
-                                         "(E); max_nodes 32 (E)"},
+                                         "(E); inter-node tables up to 32 nodes (E)"},
         "intra": mesh_intra({"all_reduce": 390, "all_to_all": 352, "all_gather": 377, "reduce_scatter": 397}, None,
                             {"all_reduce": "390 GB/s: midpoint of 381-398 measured [S23] (?);",
                              "all_to_all": "352 GB/s: midpoint of 343-361 measured [S23] (?);",

@@ -82,6 +82,17 @@ class WeightedSampler {
     for (std::size_t e = 0; e < weights_.size(); ++e) {
       if (weights_[e] > 0) last_positive_ = e;
     }
+    // Guide table (indexed search): bucket k's search starts at the first expert whose cumulative weight
+    // exceeds the start of bucket k - 1, one bucket early, so that a draw rounded into bucket k never
+    // starts past its answer. The scan then finds what upper_bound finds.
+    const std::size_t buckets = std::max<std::size_t>(1, weights_.size());
+    bucket_scale_ = static_cast<double>(buckets) / cumulative_.back();
+    guide_.resize(buckets + 1);
+    for (std::size_t k = 0; k <= buckets; ++k) {
+      const double start = k == 0 ? 0.0 : static_cast<double>(k - 1) / bucket_scale_;
+      guide_[k] = static_cast<std::size_t>(std::upper_bound(cumulative_.begin(), cumulative_.end(), start) -
+                                           cumulative_.begin());
+    }
   }
 
   void draw_token(std::mt19937_64& rng, int top_k, std::vector<char>& chosen, Counts& counts) const {
@@ -96,8 +107,9 @@ class WeightedSampler {
  private:
   std::size_t draw(std::mt19937_64& rng) const {
     const double u = unit_double(rng) * cumulative_.back();
-    const auto index = static_cast<std::size_t>(std::upper_bound(cumulative_.begin(), cumulative_.end(), u) -
-                                                cumulative_.begin());
+    const auto bucket = std::min(static_cast<std::size_t>(u * bucket_scale_), guide_.size() - 1);
+    std::size_t index = guide_[bucket];
+    while (index < cumulative_.size() && cumulative_[index] <= u) ++index;  // upper_bound from the guide
     return std::min(index, last_positive_);  // u rounded up to the total lands past the end
   }
 
@@ -122,6 +134,8 @@ class WeightedSampler {
   std::vector<double> weights_;
   std::vector<double> cumulative_;
   std::size_t last_positive_ = 0;
+  double bucket_scale_ = 0;         ///< buckets per unit of cumulative weight
+  std::vector<std::size_t> guide_;  ///< per bucket: where the search for a draw in it starts
 };
 
 Counts balanced_counts(int rank, std::int64_t tokens, int experts, int top_k) {

@@ -54,6 +54,10 @@ std::string category(LayerOp op) {
   return "other";
 }
 
+std::string collective_name(int layer, Comm which) {
+  return "L" + std::to_string(layer) + "." + to_string(which);
+}
+
 std::vector<std::vector<double>> transpose(const std::vector<std::vector<double>>& m) {
   std::vector<std::vector<double>> t(m.size(), std::vector<double>(m.size()));
   for (std::size_t i = 0; i < m.size(); ++i) {
@@ -89,8 +93,9 @@ TrafficPlan plan_traffic(const Scenario& s) {
     t.routed_rows.push_back(rows);
   }
   if (!replicated) {
-    t.dispatch_bytes = models::dispatch_bytes(plan, ep, token_bytes);
-    t.combine_bytes = transpose(models::dispatch_bytes(plan, ep, activation_bytes));
+    t.dispatch_bytes = std::make_shared<const sim::PairBytes>(models::dispatch_bytes(plan, ep, token_bytes));
+    t.combine_bytes =
+        std::make_shared<const sim::PairBytes>(transpose(models::dispatch_bytes(plan, ep, activation_bytes)));
   }
   t.allreduce_bytes = static_cast<double>(s.workload.tokens) * activation_bytes;
   bool same_work = std::all_of(t.expert_tokens.begin(), t.expert_tokens.end(),
@@ -98,8 +103,11 @@ TrafficPlan plan_traffic(const Scenario& s) {
                    std::all_of(t.routed_rows.begin(), t.routed_rows.end(),
                                [&](auto r) { return r == t.routed_rows.front(); });
   bool same_traffic = true;
-  for (const auto& row : t.dispatch_bytes) {
-    for (double b : row) same_traffic = same_traffic && b == t.dispatch_bytes[0][0];
+  if (t.dispatch_bytes) {
+    const double first = t.dispatch_bytes->front().front();
+    for (const auto& row : *t.dispatch_bytes) {
+      for (double b : row) same_traffic = same_traffic && b == first;
+    }
   }
   t.symmetric = same_work && same_traffic && !s.per_rank;
   return t;
@@ -205,19 +213,19 @@ void ProgramBuilder::host_sync(int layer, OpId op) {
 
 sim::CollectiveSpec ProgramBuilder::spec(int layer, Comm which) const {
   sim::CollectiveSpec c;
-  c.name = "L" + std::to_string(layer) + "." + to_string(which);
+  c.name = collective_name(layer, which);
   for (int r = 0; r < s_.parallel.ep; ++r) c.group.push_back(r);
   switch (which) {
     case Comm::DISPATCH:
     case Comm::COMBINE_BWD:  // the gradient of Combine travels like Dispatch: token owners → experts
       c.kind = sim::CollectiveKind::ALL_TO_ALL;
-      c.pair_bytes = traffic_.dispatch_bytes;
+      c.shared_pair_bytes = traffic_.dispatch_bytes;
       c.transport = all_to_all_transport_;
       break;
     case Comm::COMBINE:
     case Comm::DISPATCH_BWD:
       c.kind = sim::CollectiveKind::ALL_TO_ALL;
-      c.pair_bytes = traffic_.combine_bytes;
+      c.shared_pair_bytes = traffic_.combine_bytes;
       c.transport = all_to_all_transport_;
       break;
     case Comm::ATTN_ALLREDUCE:
@@ -248,7 +256,7 @@ OpId ProgramBuilder::collective(sim::CollectiveSpec spec, int stream, const std:
 double ProgramBuilder::host_ns(const sim::CollectiveSpec& spec) const {
   if (spec.transport != sim::Transport::COPY_ENGINE) return launch_ns_;
   const auto me = std::find(spec.group.begin(), spec.group.end(), rank_) - spec.group.begin();
-  const auto& row = spec.pair_bytes.at(static_cast<std::size_t>(me));
+  const auto& row = spec.pairs().at(static_cast<std::size_t>(me));
   const auto copies = std::count_if(row.begin(), row.end(), [](double b) { return b > 0; });
   return static_cast<double>(copies) * cost::copy_launch_ns(s_.hw);
 }
@@ -256,7 +264,11 @@ double ProgramBuilder::host_ns(const sim::CollectiveSpec& spec) const {
 OpId ProgramBuilder::collective(int layer, Comm which, std::vector<OpId> deps) {
   deps.push_back(last_compute_);
   const bool backward = which == Comm::DISPATCH_BWD || which == Comm::COMBINE_BWD;
-  return collective(spec(layer, which), COMM, to_string(which), std::move(deps),
+  // The first member's call builds the spec (group, shared byte matrix); the others need only its name.
+  sim::CollectiveSpec c;
+  c.name = collective_name(layer, which);
+  if (!collectives_.contains(c.name)) c = spec(layer, which);
+  return collective(std::move(c), COMM, to_string(which), std::move(deps),
                     {layer, backward, to_string(which)});
 }
 

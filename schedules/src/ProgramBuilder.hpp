@@ -22,8 +22,9 @@ using sim::OpId;
 
 /** @brief The comm a layer needs, identical for every schedule of a scenario. */
 struct TrafficPlan {
-  std::vector<std::vector<double>> dispatch_bytes;       ///< [src][dst] over the EP group
-  std::vector<std::vector<double>> combine_bytes;        ///< transpose of dispatch
+  /// [src][dst] over the EP group, one copy every Dispatch shares (null for the allreduce style)
+  std::shared_ptr<const sim::PairBytes> dispatch_bytes;
+  std::shared_ptr<const sim::PairBytes> combine_bytes;   ///< transpose of dispatch
   std::vector<std::vector<std::int64_t>> expert_tokens;  ///< [rank][local expert] rows
   std::vector<std::int64_t> routed_rows;                 ///< [rank] rows it permutes
   double allreduce_bytes = 0;                            ///< allreduce style: one layer output

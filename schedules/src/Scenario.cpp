@@ -71,9 +71,6 @@ void validate(const Scenario& s) {
   require(m.attention.heads % p.tp == 0, "--tp " + std::to_string(p.tp) + " does not divide the " +
                                              std::to_string(m.attention.heads) + " attention heads");
   const int nodes = node_count(s);
-  require(nodes == 1 || nodes <= s.hw.network.max_nodes,
-          "--nodes " + std::to_string(nodes) + " exceeds the " + std::to_string(s.hw.network.max_nodes) +
-              " nodes profile '" + s.hw.name + "' describes");
   require(p.ep <= nodes * s.hw.node.gpus_per_node,
           "--ep " + std::to_string(p.ep) + " needs more GPUs than " + std::to_string(nodes) + " node(s) of " +
               std::to_string(s.hw.node.gpus_per_node) + " hold; raise --nodes");

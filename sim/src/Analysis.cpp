@@ -1,7 +1,7 @@
 #include "moesim/sim/Analysis.hpp"
 
 #include <algorithm>
-#include <boost/graph/adjacency_list.hpp>
+#include <boost/graph/compressed_sparse_row_graph.hpp>
 #include <boost/graph/topological_sort.hpp>
 #include <iterator>
 
@@ -11,28 +11,30 @@ namespace moesim::sim {
 namespace {
 
 using Interval = std::pair<TimeNs, TimeNs>;
-using OpGraph = boost::adjacency_list<boost::vecS, boost::vecS, boost::directedS>;
+/** Compact (CSR) storage: a per-rank program of a thousand GPUs has millions of ops. */
+using OpGraph = boost::compressed_sparse_row_graph<boost::directedS>;
 
 /** Edges: data dependencies, in-order streams, and each host thread's program order. */
 OpGraph build_graph(const Program& program) {
   const auto& ops = program.ops();
-  OpGraph g(ops.size());
+  std::vector<std::pair<std::size_t, std::size_t>> edges;
   std::map<std::pair<int, int>, OpId> last_on_stream;
-  std::map<int, OpId> last_on_host;
+  std::vector<OpId> last_on_host(static_cast<std::size_t>(program.world_size()), NO_OP);
   for (OpId id = 0; id < static_cast<OpId>(ops.size()); ++id) {
     const Op& op = ops[static_cast<std::size_t>(id)];
-    for (OpId d : op.deps) boost::add_edge(static_cast<std::size_t>(d), static_cast<std::size_t>(id), g);
+    const auto to = static_cast<std::size_t>(id);
+    for (OpId d : op.deps) edges.emplace_back(static_cast<std::size_t>(d), to);
     if (op.kind != OpKind::HOST && op.is_host_launched()) {
       auto [it, fresh] = last_on_stream.try_emplace({op.rank, op.stream}, id);
-      if (!fresh) boost::add_edge(static_cast<std::size_t>(it->second), static_cast<std::size_t>(id), g);
+      if (!fresh) edges.emplace_back(static_cast<std::size_t>(it->second), to);
       it->second = id;
     }
     if (!op.is_host_launched()) continue;
-    auto [h, first] = last_on_host.try_emplace(op.rank, id);
-    if (!first) boost::add_edge(static_cast<std::size_t>(h->second), static_cast<std::size_t>(id), g);
-    h->second = id;
+    OpId& host_last = last_on_host[static_cast<std::size_t>(op.rank)];
+    if (host_last != NO_OP) edges.emplace_back(static_cast<std::size_t>(host_last), to);
+    host_last = id;
   }
-  return g;
+  return OpGraph(boost::edges_are_unsorted_multi_pass, edges.begin(), edges.end(), ops.size());
 }
 
 TimeNs union_length(std::vector<Interval> v) {
@@ -59,29 +61,38 @@ TimeNs uncovered_length(const std::vector<Interval>& a, const std::vector<Interv
   return union_length(both) - union_length(b);
 }
 
-RankMetrics rank_metrics(const Program& program, const RunResult& result, int rank) {
-  RankMetrics m;
-  m.rank = rank;
-  std::vector<Interval> compute, comm;
+/** Per-rank metrics from one pass over the ops: each rank's intervals are collected, then measured. */
+std::vector<RankMetrics> rank_metrics(const Program& program, const RunResult& result) {
+  const auto world = static_cast<std::size_t>(program.world_size());
+  std::vector<RankMetrics> metrics(world);
+  std::vector<std::vector<Interval>> compute(world), comm(world);
   for (OpId id = 0; id < static_cast<OpId>(program.ops().size()); ++id) {
     const Op& op = program.op(id);
-    if (op.rank != rank) continue;
+    const auto r = static_cast<std::size_t>(op.rank);
+    RankMetrics& m = metrics[r];
     const OpTiming& t = result.ops[static_cast<std::size_t>(id)];
     m.end_ns = std::max(m.end_ns, t.end);
     if (op.is_host_launched()) m.host_launch_ns += t.launched - t.launch_begin;
     if (op.kind == OpKind::HOST || op.kind == OpKind::TASK) continue;  // tasks run inside their pool
-    (op.is_comm() ? comm : compute).emplace_back(t.start, t.end);
+    (op.is_comm() ? comm[r] : compute[r]).emplace_back(t.start, t.end);
     m.busy_by_category[op.category] += t.end - t.start;
   }
-  m.compute_busy_ns = union_length(compute);
-  m.comm_busy_ns = union_length(comm);
-  m.exposed_comm_ns = uncovered_length(comm, compute);
-  std::vector<Interval> all = compute;
-  all.insert(all.end(), comm.begin(), comm.end());
-  m.idle_ns = m.end_ns - union_length(all);
-  m.overlap_pct =
-      m.comm_busy_ns > 0 ? 100.0 * (1.0 - static_cast<double>(m.exposed_comm_ns) / m.comm_busy_ns) : 0.0;
-  return m;
+  std::vector<RankMetrics> simulated;
+  for (int rank : program.simulated_ranks()) {
+    const auto r = static_cast<std::size_t>(rank);
+    RankMetrics& m = metrics[r];
+    m.rank = rank;
+    m.compute_busy_ns = union_length(compute[r]);
+    m.comm_busy_ns = union_length(comm[r]);
+    m.exposed_comm_ns = uncovered_length(comm[r], compute[r]);
+    std::vector<Interval> all = std::move(compute[r]);
+    all.insert(all.end(), comm[r].begin(), comm[r].end());
+    m.idle_ns = m.end_ns - union_length(std::move(all));
+    m.overlap_pct =
+        m.comm_busy_ns > 0 ? 100.0 * (1.0 - static_cast<double>(m.exposed_comm_ns) / m.comm_busy_ns) : 0.0;
+    simulated.push_back(std::move(m));
+  }
+  return simulated;
 }
 
 /** The member of op's collective that arrived last (it held everyone back). */
@@ -166,7 +177,7 @@ void check_acyclic(const Program& program) {
 
 Analysis analyze(const Program& program, const RunResult& result) {
   Analysis a;
-  for (int r : program.simulated_ranks()) a.ranks.push_back(rank_metrics(program, result, r));
+  a.ranks = rank_metrics(program, result);
   auto raw = walk_critical_path(program, result);
   // Clip overlaps and mark holes so the segments tile [0, makespan] once.
   TimeNs cursor = 0;

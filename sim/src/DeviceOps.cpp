@@ -37,7 +37,7 @@ void Simulation::start_pool(OpId id) {
   const Op& op = ops_[static_cast<std::size_t>(id)];
   auto& gpu = gpus_[static_cast<std::size_t>(op.rank)];
   gpu.pool_sms += op.pool_sms;
-  gpu.dirty = true;
+  mark_dirty(op.rank);
   auto& pool = pools_[static_cast<std::size_t>(pool_index_[static_cast<std::size_t>(id)])];
   pool.started = true;
   if (pool.remaining == 0) {
@@ -78,7 +78,7 @@ void Simulation::finish_task(OpId id) {
     const Op& kernel = ops_[static_cast<std::size_t>(op.pool)];
     auto& gpu = gpus_[static_cast<std::size_t>(kernel.rank)];
     gpu.pool_sms -= kernel.pool_sms;
-    gpu.dirty = true;
+    mark_dirty(kernel.rank);
     finish_op(op.pool);
   }
 }
@@ -91,14 +91,11 @@ void Simulation::begin_transfer(OpId id) {
   }
   Flow f;
   f.transfer = id;
-  f.remaining = op.bytes;
-  f.last = now_;
-  Route route = platform_.route(op.rank, op.dst_rank);
-  f.links = route.source_side;
-  f.links.insert(f.links.end(), route.destination_side.begin(), route.destination_side.end());
-  active_flows_.push_back(static_cast<int>(flows_.size()));
-  flows_.push_back(std::move(f));
-  network_dirty_ = true;
+  const Route route = platform_.route(op.rank, op.dst_rank);
+  std::vector<int> links;
+  for (int link : route.source_side) links.push_back(link_resource_[static_cast<std::size_t>(link)]);
+  for (int link : route.destination_side) links.push_back(link_resource_[static_cast<std::size_t>(link)]);
+  add_flow(std::move(f), op.bytes, links);
 }
 
 }  // namespace moesim::sim::detail

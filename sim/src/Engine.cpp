@@ -9,7 +9,7 @@
 namespace moesim::sim::detail {
 
 Simulation::Simulation(const Platform& platform, const Program& program, const JitterSpec& jitter)
-    : platform_(platform), program_(program), ops_(program.ops()) {
+    : platform_(platform), program_(program), ops_(program.ops()), network_(max_min_mode()) {
   program.validate();
   if (jitter.scope != JitterScope::NONE && program.is_symmetric())
     throw ScheduleError("jitter needs a per-rank program (every rank simulated)");
@@ -25,20 +25,29 @@ Simulation::Simulation(const Platform& platform, const Program& program, const J
   stream_prev_.assign(n, NO_OP);
   stream_next_.assign(n, NO_OP);
   host_prev_.assign(n, NO_OP);
-  dependents_.resize(n);
-  kernels_.resize(n);
+  kernel_slot_.assign(n, -1);
   hosts_.resize(static_cast<std::size_t>(program.world_size()));
   gpus_.resize(static_cast<std::size_t>(program.world_size()));
   std::vector<std::vector<OpId>> last_on_stream(static_cast<std::size_t>(program.world_size()));
   pool_index_.assign(n, -1);
   const auto world = static_cast<std::size_t>(program.world_size());
   rank_start_ns_.assign(world, 0.0);
-  extra_host_ns_.assign(n, 0.0);
   if (jitter.scope == JitterScope::RANK_START) rank_start_ns_ = draw_delays(jitter, world);
   if (jitter.scope == JitterScope::OP_LAUNCH) extra_host_ns_ = draw_delays(jitter, n);
+  // Who waits for each op, in op order: counted, then filled (one array rather than a vector per op).
+  dependents_begin_.assign(n + 1, 0);
+  for (const Op& op : ops_) {
+    for (OpId d : op.deps) ++dependents_begin_[static_cast<std::size_t>(d) + 1];
+  }
+  for (std::size_t i = 0; i < n; ++i) dependents_begin_[i + 1] += dependents_begin_[i];
+  dependents_.resize(dependents_begin_[n]);
+  std::vector<std::size_t> filled(dependents_begin_.begin(), dependents_begin_.end() - 1);
+  for (OpId id = 0; id < static_cast<OpId>(n); ++id) {
+    for (OpId d : ops_[static_cast<std::size_t>(id)].deps)
+      dependents_[filled[static_cast<std::size_t>(d)]++] = id;
+  }
   for (OpId id = 0; id < static_cast<OpId>(n); ++id) {
     const Op& op = ops_[static_cast<std::size_t>(id)];
-    for (OpId d : op.deps) dependents_[static_cast<std::size_t>(d)].push_back(id);
     deps_left_[static_cast<std::size_t>(id)] = static_cast<int>(op.deps.size());
     if (op.kind == OpKind::POOL) {
       pool_index_[static_cast<std::size_t>(id)] = static_cast<int>(pools_.size());
@@ -72,14 +81,13 @@ Simulation::Simulation(const Platform& platform, const Program& program, const J
     collectives_.push_back(std::move(st));
   }
   for (std::size_t c = 0; c < collectives_.size(); ++c) {
-    const auto& spec = program.collectives()[c];
     for (OpId m : program.members(static_cast<int>(c))) {
-      int rank = ops_[static_cast<std::size_t>(m)].rank;
-      auto idx = std::find(spec.group.begin(), spec.group.end(), rank) - spec.group.begin();
+      const int idx = program.group_index(static_cast<int>(c), ops_[static_cast<std::size_t>(m)].rank);
       collectives_[c].member_at[static_cast<std::size_t>(idx)] = m;
       ++collectives_[c].expected;
     }
   }
+  add_link_resources();
 }
 
 void Simulation::schedule(TimeNs at, EventType type, int target, std::uint64_t version) {
@@ -98,16 +106,26 @@ RunResult Simulation::run() {
   for (OpId id = 0; id < static_cast<OpId>(ops_.size()); ++id) {
     if (!ops_[static_cast<std::size_t>(id)].is_host_launched()) try_start_device(id);
   }
-  while (!events_.empty()) {
-    now_ = events_.top().time;
-    while (!events_.empty() && events_.top().time == now_) {
+  while (!events_.empty() || !flow_events_.empty()) {
+    now_ = flow_event_first() ? flow_events_.top().key.time : events_.top().time;
+    for (;;) {
+      if (flow_event_first()) {
+        if (flow_events_.top().key.time != now_) break;
+        const int f = flow_events_.top().id;
+        flow_events_.pop();
+        ++processed_;
+        finish_flow(f);
+        continue;
+      }
+      if (events_.empty() || events_.top().time != now_) break;
       Event e = events_.top();
       events_.pop();
       handle(e);
     }
-    for (int r : program_.simulated_ranks()) {
-      if (gpus_[static_cast<std::size_t>(r)].dirty) recompute_gpu(r);
-    }
+    // GPUs in rank order: their kernels' completions are scheduled in that order.
+    std::sort(dirty_gpus_.begin(), dirty_gpus_.end());
+    for (int r : dirty_gpus_) recompute_gpu(r);
+    dirty_gpus_.clear();
     if (network_dirty_) recompute_network();
   }
   check_all_ran();
@@ -129,10 +147,11 @@ void Simulation::handle(const Event& e) {
       begin_fluid(e.target);
       break;
     case EventType::KERNEL_DONE: {
-      auto& k = kernels_[static_cast<std::size_t>(e.target)];
-      if (k.done || k.version != e.version) return;  // superseded by a rate change
+      const int slot = kernel_slot_[static_cast<std::size_t>(e.target)];
+      if (slot < 0 || fluids_[static_cast<std::size_t>(slot)].version != e.version) return;  // superseded
       ++processed_;
-      k.done = true;
+      kernel_slot_[static_cast<std::size_t>(e.target)] = -1;
+      free_fluids_.push_back(slot);
       auto& gpu = gpus_[static_cast<std::size_t>(ops_[static_cast<std::size_t>(e.target)].rank)];
       std::erase(gpu.fluid_kernels, e.target);
       kernel_left_gpu(e.target);
@@ -143,13 +162,8 @@ void Simulation::handle(const Event& e) {
       ++processed_;
       begin_flows(e.target);
       break;
-    case EventType::FLOW_DONE: {
-      auto& f = flows_[static_cast<std::size_t>(e.target)];
-      if (f.done || f.version != e.version) return;
-      ++processed_;
-      finish_flow(e.target);
+    case EventType::FLOW_DONE:  // flows complete through flow_events_
       break;
-    }
     case EventType::TASK_DONE:
       ++processed_;
       finish_task(e.target);
@@ -186,8 +200,8 @@ void Simulation::advance_host(int rank) {
   }
   t.launch_begin = now_;
   host.busy = true;
-  schedule(now_ + ceil_ns(op.host_ns + extra_host_ns_[static_cast<std::size_t>(id)]), EventType::HOST_DONE,
-           rank);
+  const double jitter_ns = extra_host_ns_.empty() ? 0.0 : extra_host_ns_[static_cast<std::size_t>(id)];
+  schedule(now_ + ceil_ns(op.host_ns + jitter_ns), EventType::HOST_DONE, rank);
 }
 
 void Simulation::host_done(int rank) {
@@ -239,7 +253,8 @@ void Simulation::start_kernel(OpId id) {
   const Op& op = ops_[static_cast<std::size_t>(id)];
   auto& gpu = gpus_[static_cast<std::size_t>(op.rank)];
   gpu.running.push_back(id);
-  network_dirty_ = network_dirty_ || !active_flows_.empty();
+  mark_ports_changed(op.rank);
+  network_dirty_ = network_dirty_ || live_flows_ > 0;
   if (op.work.fixed_ns > 0) {
     schedule(now_ + ceil_ns(op.work.fixed_ns), EventType::KERNEL_FIXED_DONE, id);
   } else {
@@ -249,18 +264,27 @@ void Simulation::start_kernel(OpId id) {
 
 void Simulation::begin_fluid(OpId id) {
   const Op& op = ops_[static_cast<std::size_t>(id)];
-  auto& k = kernels_[static_cast<std::size_t>(id)];
   auto& gpu = gpus_[static_cast<std::size_t>(op.rank)];
   if (op.work.compute_ns <= 0 && op.work.memory_ns <= 0) {
-    k.done = true;
     kernel_left_gpu(id);
     finish_op(id);
     return;
   }
+  int slot = 0;
+  if (free_fluids_.empty()) {
+    slot = static_cast<int>(fluids_.size());
+    fluids_.emplace_back();
+  } else {
+    slot = free_fluids_.back();
+    free_fluids_.pop_back();
+  }
+  kernel_slot_[static_cast<std::size_t>(id)] = slot;
+  Fluid& k = fluids_[static_cast<std::size_t>(slot)];
   k.remaining = 1.0;
+  k.rate = 0;
   k.last = now_;
   gpu.fluid_kernels.insert(std::upper_bound(gpu.fluid_kernels.begin(), gpu.fluid_kernels.end(), id), id);
-  gpu.dirty = true;
+  mark_dirty(op.rank);
 }
 
 /*
@@ -291,10 +315,12 @@ bool Simulation::sms_free_for_comm(const GpuState& gpu, const std::vector<OpId>&
 }
 
 void Simulation::kernel_left_gpu(OpId id) {
-  auto& gpu = gpus_[static_cast<std::size_t>(ops_[static_cast<std::size_t>(id)].rank)];
+  const int rank = ops_[static_cast<std::size_t>(id)].rank;
+  auto& gpu = gpus_[static_cast<std::size_t>(rank)];
   std::erase(gpu.running, id);
-  gpu.dirty = true;
-  network_dirty_ = network_dirty_ || !active_flows_.empty();
+  mark_dirty(rank);
+  mark_ports_changed(rank);
+  network_dirty_ = network_dirty_ || live_flows_ > 0;
   for (std::size_t i = 0; i < gpu.awaiting_sms.size();) {
     AwaitingSms& w = gpu.awaiting_sms[i];
     std::erase(w.ahead, id);
@@ -314,14 +340,14 @@ void Simulation::join_collective(OpId id) {
   auto& st = collectives_[static_cast<std::size_t>(op.collective)];
   auto& gpu = gpus_[static_cast<std::size_t>(op.rank)];
   ++(spec.transport == Transport::SM_KERNEL ? gpu.comm_kernels : gpu.copy_collectives);
-  gpu.dirty = true;
+  mark_dirty(op.rank);
   if (++st.arrived < st.expected) return;
   // Last member in: the collective's data phase begins for everyone (the straggler effect).
   const int n = static_cast<int>(spec.group.size());
   double bytes = spec.bytes;
   if (spec.kind == CollectiveKind::ALL_TO_ALL) {
     double total = 0;
-    for (const auto& row : spec.pair_bytes) {
+    for (const auto& row : spec.pairs()) {
       for (double b : row) total += b;
     }
     bytes = total / n;
@@ -346,17 +372,33 @@ void Simulation::begin_flows(int c) {
   const auto& spec = program_.collectives()[static_cast<std::size_t>(c)];
   auto& st = collectives_[static_cast<std::size_t>(c)];
   const int n = static_cast<int>(spec.group.size());
-  auto add_flow = [&](Flow f, double bytes) {
+  // Port offsets within the collective: egress i, ingress n + j (copy engines fold both onto member i).
+  const int fold = spec.transport == Transport::COPY_ENGINE ? n : 0;
+  std::vector<int> resources;
+  auto port = [&](int offset) {
+    return st.ports[static_cast<std::size_t>(fold > 0 ? offset % fold : offset)];
+  };
+  auto add_links = [&](const std::vector<int>& links, bool whole_ring) {
+    for (int link : links) {
+      const auto l = static_cast<std::size_t>(link);
+      resources.push_back(whole_ring && !whole_link_resource_.empty() ? whole_link_resource_[l]
+                                                                      : link_resource_[l]);
+    }
+  };
+  auto start = [&](Flow f, double bytes) {
     if (bytes <= 0) return;
     f.collective = c;
-    f.remaining = bytes;
-    f.last = now_;
-    for (int idx : f.members) {
-      if (st.member_at[static_cast<std::size_t>(idx)] != NO_OP)
-        ++st.outstanding[static_cast<std::size_t>(idx)];
+    if (f.whole_ring) {
+      for (int i = 0; i < n; ++i) {
+        if (st.member_at[static_cast<std::size_t>(i)] != NO_OP) ++st.outstanding[static_cast<std::size_t>(i)];
+      }
+    } else {
+      for (int idx : {f.sender, f.receiver}) {
+        if (st.member_at[static_cast<std::size_t>(idx)] != NO_OP)
+          ++st.outstanding[static_cast<std::size_t>(idx)];
+      }
     }
-    active_flows_.push_back(static_cast<int>(flows_.size()));
-    flows_.push_back(std::move(f));
+    add_flow(std::move(f), bytes, resources);
   };
   if (n > 1 && spec.kind == CollectiveKind::ALL_TO_ALL) {
     for (int i = 0; i < n; ++i) {
@@ -364,44 +406,54 @@ void Simulation::begin_flows(int c) {
       if (!program_.is_simulated(src)) continue;  // symmetric runs model traffic from rank 0's side
       for (int j = 0; j < n; ++j) {
         int dst = spec.group[static_cast<std::size_t>(j)];
-        if (src == dst) continue;
-        Flow f;
-        f.members = {i, j};
-        f.ports = {i, n + j};
+        const double bytes = spec.pairs()[static_cast<std::size_t>(i)][static_cast<std::size_t>(j)];
+        if (src == dst || bytes <= 0) continue;
+        if (st.ports.empty()) open_ports(c);
         Route route = platform_.route(src, dst);
-        f.links = route.source_side;
-        if (!program_.is_symmetric()) {
-          f.links.insert(f.links.end(), route.destination_side.begin(), route.destination_side.end());
-        }
-        add_flow(std::move(f), spec.pair_bytes[static_cast<std::size_t>(i)][static_cast<std::size_t>(j)]);
+        resources.clear();
+        add_links(route.source_side, false);
+        if (!program_.is_symmetric()) add_links(route.destination_side, false);
+        resources.push_back(port(i));
+        resources.push_back(port(n + j));
+        Flow f;
+        f.sender = i;
+        f.receiver = j;
+        start(std::move(f), bytes);
       }
     }
   } else if (n > 1) {
     // Ring algorithms: every hop carries nccl-tests' bus bytes, all hops in lockstep.
     double factor = spec.kind == CollectiveKind::ALL_REDUCE ? 2.0 * (n - 1) / n : 1.0 * (n - 1) / n;
-    Flow f;
-    f.whole_ring = true;
-    for (int i = 0; i < n; ++i) {
-      f.members.push_back(i);
-      f.ports.push_back(i);
-      f.ports.push_back(n + i);
-      Route route = platform_.route(spec.group[static_cast<std::size_t>(i)],
-                                    spec.group[static_cast<std::size_t>((i + 1) % n)], /*spread=*/true);
-      f.links.insert(f.links.end(), route.source_side.begin(), route.source_side.end());
-      f.links.insert(f.links.end(), route.destination_side.begin(), route.destination_side.end());
+    const double bytes = factor * spec.bytes;
+    if (bytes > 0) {
+      open_ports(c);
+      resources.clear();
+      for (int i = 0; i < n; ++i) {
+        Route route = platform_.route(spec.group[static_cast<std::size_t>(i)],
+                                      spec.group[static_cast<std::size_t>((i + 1) % n)], /*spread=*/true);
+        add_links(route.source_side, true);
+        add_links(route.destination_side, true);
+      }
+      for (int i = 0; i < n; ++i) {
+        resources.push_back(port(i));
+        resources.push_back(port(n + i));
+      }
+      Flow f;
+      f.whole_ring = true;
+      start(std::move(f), bytes);
     }
-    add_flow(std::move(f), factor * spec.bytes);
   }
+  ++port_blocks_;
   st.flowing = true;
-  flowing_collectives_.push_back(c);
   network_dirty_ = true;
   for (int i = 0; i < n; ++i) {
     if (st.member_at[static_cast<std::size_t>(i)] == NO_OP ||
         st.outstanding[static_cast<std::size_t>(i)] == 0)
       continue;
-    auto& gpu = gpus_[static_cast<std::size_t>(gpu_of(spec.group[static_cast<std::size_t>(i)]))];
+    const int rank = gpu_of(spec.group[static_cast<std::size_t>(i)]);
+    auto& gpu = gpus_[static_cast<std::size_t>(rank)];
     if (std::find(gpu.flowing.begin(), gpu.flowing.end(), c) == gpu.flowing.end()) gpu.flowing.push_back(c);
-    gpu.dirty = true;
+    mark_dirty(rank);
   }
   for (int i = 0; i < n; ++i) {
     OpId m = st.member_at[static_cast<std::size_t>(i)];
@@ -409,21 +461,39 @@ void Simulation::begin_flows(int c) {
   }
 }
 
+int Simulation::add_flow(Flow flow, double bytes, const std::vector<int>& resources) {
+  flow.remaining = bytes;
+  flow.last = now_;
+  const int id = network_.add_flow(resources);
+  if (static_cast<std::size_t>(id) >= flows_.size()) flows_.resize(static_cast<std::size_t>(id) + 1);
+  flows_[static_cast<std::size_t>(id)] = std::move(flow);
+  ++live_flows_;
+  network_dirty_ = true;
+  return id;
+}
+
 void Simulation::finish_flow(int f) {
   auto& flow = flows_[static_cast<std::size_t>(f)];
   flow.done = true;
   flow.remaining = 0;
-  std::erase(active_flows_, f);
+  network_.remove_flow(f);
+  --live_flows_;
   network_dirty_ = true;
   if (flow.transfer != NO_OP) {
     finish_op(flow.transfer);
     return;
   }
   auto& st = collectives_[static_cast<std::size_t>(flow.collective)];
-  for (int idx : flow.members) {
+  auto release = [&](int idx) {
     OpId m = st.member_at[static_cast<std::size_t>(idx)];
-    if (m == NO_OP) continue;
-    if (--st.outstanding[static_cast<std::size_t>(idx)] == 0) finish_member(m);
+    if (m != NO_OP && --st.outstanding[static_cast<std::size_t>(idx)] == 0) finish_member(m);
+  };
+  if (flow.whole_ring) {
+    for (int i = 0; i < static_cast<int>(st.outstanding.size()); ++i) release(i);
+  } else {
+    const int sender = flow.sender, receiver = flow.receiver;
+    release(sender);
+    release(receiver);
   }
 }
 
@@ -433,12 +503,12 @@ void Simulation::finish_member(OpId id) {
   auto& gpu = gpus_[static_cast<std::size_t>(op.rank)];
   --(spec.transport == Transport::SM_KERNEL ? gpu.comm_kernels : gpu.copy_collectives);
   std::erase(gpu.flowing, op.collective);
-  gpu.dirty = true;
+  mark_dirty(op.rank);
   auto& st = collectives_[static_cast<std::size_t>(op.collective)];
   bool all_done = std::all_of(st.outstanding.begin(), st.outstanding.end(), [](int o) { return o == 0; });
   if (all_done && st.flowing) {
     st.flowing = false;
-    std::erase(flowing_collectives_, op.collective);
+    close_ports(op.collective);
   }
   finish_op(id);
 }
@@ -446,7 +516,9 @@ void Simulation::finish_member(OpId id) {
 void Simulation::finish_op(OpId id) {
   auto& t = timing_[static_cast<std::size_t>(id)];
   t.end = now_;
-  for (OpId d : dependents_[static_cast<std::size_t>(id)]) {
+  for (std::size_t i = dependents_begin_[static_cast<std::size_t>(id)];
+       i < dependents_begin_[static_cast<std::size_t>(id) + 1]; ++i) {
+    const OpId d = dependents_[i];
     auto di = static_cast<std::size_t>(d);
     --deps_left_[di];
     if (deps_last_[di] == NO_OP || now_ >= deps_time_[di]) {
@@ -472,6 +544,45 @@ void Simulation::set_rate(Fluid& fluid, double rate, EventType type, int target)
   fluid.rate = rate;
   ++fluid.version;
   if (rate > 0) schedule(now_ + ceil_ns(fluid.remaining / rate), type, target, fluid.version);
+}
+
+void Simulation::set_flow_rate(int f, double rate) {
+  Flow& flow = flows_[static_cast<std::size_t>(f)];
+  flow.remaining = std::max(0.0, flow.remaining - flow.rate * static_cast<double>(now_ - flow.last));
+  flow.last = now_;
+  flow.rate = rate;
+  if (rate > 0) {
+    flow_events_.set(f, FlowCompletion{now_ + ceil_ns(flow.remaining / rate), network_.creation(f)});
+  } else {
+    flow_events_.erase(f);
+  }
+}
+
+void Simulation::mark_dirty(int gpu) {
+  auto& state = gpus_[static_cast<std::size_t>(gpu)];
+  if (state.dirty) return;
+  state.dirty = true;
+  dirty_gpus_.push_back(gpu);
+}
+
+void Simulation::mark_ports_changed(int gpu) {
+  auto& state = gpus_[static_cast<std::size_t>(gpu)];
+  if (state.ports_changed || state.comm_ports.empty()) return;
+  state.ports_changed = true;
+  ports_changed_gpus_.push_back(gpu);
+}
+
+/*
+ * A flow completion at the same time as another event: completions are of class 0, and all carry
+ * network_seq_, the sequence number of the recompute that last set their rates.
+ */
+bool Simulation::flow_event_first() const {
+  if (flow_events_.empty()) return false;
+  if (events_.empty()) return true;
+  const Event& e = events_.top();
+  const TimeNs t = flow_events_.top().key.time;
+  if (t != e.time) return t < e.time;
+  return e.cls != 0 || network_seq_ < e.seq;
 }
 
 void Simulation::check_all_ran() const {

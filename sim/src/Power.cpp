@@ -19,10 +19,10 @@ WireBytes member_bytes(const CollectiveSpec& spec, std::size_t index) {
   if (n < 2) return bytes;
   switch (spec.kind) {
     case CollectiveKind::ALL_TO_ALL:
-      for (std::size_t j = 0; j < spec.pair_bytes.size(); ++j) {
+      for (std::size_t j = 0; j < spec.pairs().size(); ++j) {
         if (j == index) continue;
-        bytes.sent += spec.pair_bytes[index][j];
-        bytes.received += spec.pair_bytes[j][index];
+        bytes.sent += spec.pairs()[index][j];
+        bytes.received += spec.pairs()[j][index];
       }
       return bytes;
     case CollectiveKind::ALL_REDUCE:

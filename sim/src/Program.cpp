@@ -79,22 +79,31 @@ int Program::add_collective(CollectiveSpec spec) {
       throw ScheduleError("program: collective '" + spec.name + "' names a bad rank");
   }
   if (spec.kind == CollectiveKind::ALL_TO_ALL) {
-    bool square =
-        spec.pair_bytes.size() == n && std::all_of(spec.pair_bytes.begin(), spec.pair_bytes.end(),
-                                                   [n](const auto& row) { return row.size() == n; });
+    const PairBytes& pairs = spec.pairs();
+    bool square = pairs.size() == n &&
+                  std::all_of(pairs.begin(), pairs.end(), [n](const auto& row) { return row.size() == n; });
     if (!square) throw ScheduleError("program: all-to-all '" + spec.name + "' needs an n x n byte matrix");
   } else if (spec.bytes < 0) {
     throw ScheduleError("program: collective '" + spec.name + "' has negative bytes");
   }
+  auto& index = group_index_.emplace_back();
+  for (std::size_t i = 0; i < n; ++i) index.emplace_back(spec.group[i], static_cast<int>(i));
+  std::sort(index.begin(), index.end());
   collectives_.push_back(std::move(spec));
   members_.emplace_back();
   return static_cast<int>(collectives_.size()) - 1;
 }
 
+int Program::group_index(int c, int rank) const {
+  const auto& index = group_index_.at(static_cast<std::size_t>(c));
+  auto it = std::lower_bound(index.begin(), index.end(), std::make_pair(rank, -1));
+  return it != index.end() && it->first == rank ? it->second : -1;
+}
+
 OpId Program::add_collective_member(int collective, int rank, int stream, std::string category,
                                     double launch_ns, std::vector<OpId> deps, OpOrigin origin) {
   const auto& spec = collectives_.at(static_cast<std::size_t>(collective));
-  if (std::find(spec.group.begin(), spec.group.end(), rank) == spec.group.end()) {
+  if (group_index(collective, rank) < 0) {
     throw ScheduleError("program: rank " + std::to_string(rank) + " is not in collective '" + spec.name +
                         "'");
   }

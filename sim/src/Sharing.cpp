@@ -1,9 +1,12 @@
 // How concurrent work shares a GPU and the network. Rates change only here.
 #include <algorithm>
+#include <cstdlib>
 #include <limits>
+#include <string>
 
 #include "MaxMin.hpp"
 #include "Simulation.hpp"
+#include "moesim/common/Error.hpp"
 
 namespace moesim::sim::detail {
 
@@ -56,7 +59,8 @@ void Simulation::recompute_gpu(int rank) {
     const KernelWork& w = ops_[static_cast<std::size_t>(id)].work;
     double rate = sm_rate[i];
     if (w.memory_ns > 0 && hbm[i] < hbm_need[i]) rate = std::min(rate, hbm[i] / w.memory_ns);
-    set_rate(kernels_[static_cast<std::size_t>(id)], rate, EventType::KERNEL_DONE, id);
+    set_rate(fluids_[static_cast<std::size_t>(kernel_slot_[static_cast<std::size_t>(id)])], rate,
+             EventType::KERNEL_DONE, id);
   }
 }
 
@@ -106,6 +110,7 @@ std::vector<double> Simulation::share_hbm(int rank, const std::vector<double>& g
   if (caps != gpu.comm_bus_cap) {
     gpu.comm_bus_cap = std::move(caps);
     network_dirty_ = true;
+    mark_ports_changed(rank);
   }
   return hbm;
 }
@@ -135,63 +140,101 @@ double Simulation::comm_bus_cap(int gpu, int collective) const {
  * the physical links. One-sided transfers cross their physical links only. Symmetric runs keep only
  * source-side links, with capacity split among the ranks that share them, which is exact when every rank
  * sends the same.
+ *
+ * The links and ports live in a MaxMinSystem that re-solves only what changed since the last step: the
+ * flows that started or ended, and the ports whose GPU started or ended a kernel or changed its HBM
+ * share. Resources are ordered as one max-min problem over links, then (symmetric runs) links at full
+ * capacity, then each collective's ports in the order their data began to move.
  */
-void Simulation::recompute_network() {
-  network_dirty_ = false;
+void Simulation::add_link_resources() {
   // Symmetric runs see each link twice: split among the ranks that send through it (pairwise flows
   // from rank 0) and whole (rings, which are simulated across every hop at once).
   const bool split = program_.is_symmetric();
-  const int whole_base = split ? static_cast<int>(platform_.links.size()) : 0;
-  std::vector<double> capacity;
-  for (const Link& link : platform_.links)
-    capacity.push_back(link.capacity_Bps / (split ? link.source_sharers : 1) / 1e9);
-  if (split) {
-    for (const Link& link : platform_.links) capacity.push_back(link.capacity_Bps / 1e9);
+  const auto links = platform_.links.size();
+  for (std::size_t l = 0; l < links; ++l) {
+    const Link& link = platform_.links[l];
+    link_resource_.push_back(
+        network_.add_resource(link.capacity_Bps / (split ? link.source_sharers : 1) / 1e9, l));
   }
-  // Each flowing collective's ports start at `base`; fold > 0: both directions share port % fold.
-  struct PortBlock {
-    int base = -1, fold = 0;
-  };
-  std::vector<PortBlock> port_blocks(collectives_.size());
-  std::vector<double> member_port;
-  for (int c : flowing_collectives_) {
-    const auto& spec = program_.collectives()[static_cast<std::size_t>(c)];
-    const double port = collectives_[static_cast<std::size_t>(c)].cost.bus_Bps / 1e9;
-    PortBlock& block = port_blocks[static_cast<std::size_t>(c)];
-    block.base = static_cast<int>(capacity.size());
-    if (spec.transport == Transport::COPY_ENGINE) {
-      // Copy engines run beside compute, and a GPU's copies in and out share one budget: an even
-      // all-to-all that sends and receives the same reproduces the table, a GPU that sends more than it
-      // receives (a Combine from hot experts) uses what the idle direction leaves. A symmetric run
-      // carries only rank 0's sends, so there the port is the table's rate alone.
-      block.fold = static_cast<int>(spec.group.size());
-      for (std::size_t r = 0; r < spec.group.size(); ++r) capacity.push_back(split ? port : 2 * port);
-      continue;
-    }
-    member_port.clear();
-    for (int r : spec.group)
-      member_port.push_back(std::min(sm_comm_port(gpu_of(r), port), comm_bus_cap(gpu_of(r), c) / 1e9));
-    capacity.insert(capacity.end(), member_port.begin(), member_port.end());  // egress
-    capacity.insert(capacity.end(), member_port.begin(), member_port.end());  // ingress
+  if (!split) return;
+  for (std::size_t l = 0; l < links; ++l)
+    whole_link_resource_.push_back(network_.add_resource(platform_.links[l].capacity_Bps / 1e9, links + l));
+}
+
+void Simulation::open_ports(int c) {
+  const auto& spec = program_.collectives()[static_cast<std::size_t>(c)];
+  auto& st = collectives_[static_cast<std::size_t>(c)];
+  const auto n = spec.group.size();
+  const bool copy = spec.transport == Transport::COPY_ENGINE;
+  const std::uint64_t base = (port_blocks_ + 1) << 32;  // after every link
+  for (std::size_t p = 0; p < (copy ? n : 2 * n); ++p) st.ports.push_back(network_.add_resource(0, base + p));
+  opened_ports_.push_back(c);
+  if (copy) return;
+  for (std::size_t i = 0; i < n; ++i) {
+    const int gpu = gpu_of(spec.group[i]);
+    gpus_[static_cast<std::size_t>(gpu)].comm_ports.emplace_back(c, static_cast<int>(i));
   }
-  std::vector<Demand> demands;
-  demands.reserve(active_flows_.size());
-  for (int f : active_flows_) {
-    const Flow& flow = flows_[static_cast<std::size_t>(f)];
-    Demand d;
-    for (int link : flow.links) d.resources.push_back(flow.whole_ring ? whole_base + link : link);
-    if (flow.collective >= 0) {
-      const PortBlock& block = port_blocks[static_cast<std::size_t>(flow.collective)];
-      for (int port : flow.ports)
-        d.resources.push_back(block.base + (block.fold > 0 ? port % block.fold : port));
-    }
-    demands.push_back(std::move(d));
+}
+
+void Simulation::close_ports(int c) {
+  auto& st = collectives_[static_cast<std::size_t>(c)];
+  if (st.ports.empty()) return;
+  for (int port : st.ports) network_.remove_resource(port);
+  st.ports.clear();
+  std::erase(opened_ports_, c);
+  const auto& spec = program_.collectives()[static_cast<std::size_t>(c)];
+  if (spec.transport == Transport::COPY_ENGINE) return;
+  for (int r : spec.group) {
+    std::erase_if(gpus_[static_cast<std::size_t>(gpu_of(r))].comm_ports,
+                  [c](const std::pair<int, int>& p) { return p.first == c; });
   }
-  std::vector<double> rates = max_min_rates(capacity, demands);
-  for (std::size_t i = 0; i < active_flows_.size(); ++i) {
-    int f = active_flows_[i];
-    set_rate(flows_[static_cast<std::size_t>(f)], rates[i], EventType::FLOW_DONE, f);
+}
+
+void Simulation::update_member_ports(int c, int member) {
+  const auto& spec = program_.collectives()[static_cast<std::size_t>(c)];
+  const auto& st = collectives_[static_cast<std::size_t>(c)];
+  const double bus = st.cost.bus_Bps / 1e9;
+  const auto n = spec.group.size();
+  const auto i = static_cast<std::size_t>(member);
+  if (spec.transport == Transport::COPY_ENGINE) {
+    // Copy engines run beside compute, and a GPU's copies in and out share one budget: an even
+    // all-to-all that sends and receives the same reproduces the table, a GPU that sends more than it
+    // receives (a Combine from hot experts) uses what the idle direction leaves. A symmetric run
+    // carries only rank 0's sends, so there the port is the table's rate alone.
+    network_.set_capacity(st.ports[i], program_.is_symmetric() ? bus : 2 * bus);
+    return;
   }
+  const int gpu = gpu_of(spec.group[i]);
+  const double rate = std::min(sm_comm_port(gpu, bus), comm_bus_cap(gpu, c) / 1e9);
+  network_.set_capacity(st.ports[i], rate);      // egress
+  network_.set_capacity(st.ports[n + i], rate);  // ingress
+}
+
+void Simulation::recompute_network() {
+  network_dirty_ = false;
+  network_seq_ = seq_++;
+  for (int c : opened_ports_) {
+    const auto members = program_.collectives()[static_cast<std::size_t>(c)].group.size();
+    for (std::size_t i = 0; i < members; ++i) update_member_ports(c, static_cast<int>(i));
+  }
+  opened_ports_.clear();
+  for (int g : ports_changed_gpus_) {
+    auto& gpu = gpus_[static_cast<std::size_t>(g)];
+    gpu.ports_changed = false;
+    for (const auto& [c, member] : gpu.comm_ports) update_member_ports(c, member);
+  }
+  ports_changed_gpus_.clear();
+  for (int f : network_.solve()) set_flow_rate(f, network_.rate(f));
+}
+
+MaxMinSystem::Mode max_min_mode() {
+  const char* value = std::getenv("MOESIM_MAXMIN");
+  const std::string mode = value == nullptr ? "" : value;
+  if (mode.empty() || mode == "incremental") return MaxMinSystem::Mode::INCREMENTAL;
+  if (mode == "from-scratch") return MaxMinSystem::Mode::FROM_SCRATCH;
+  if (mode == "checked") return MaxMinSystem::Mode::CHECKED;
+  throw ConfigError("", "MOESIM_MAXMIN",
+                    "= \"" + mode + "\": expected incremental (the default), from-scratch or checked");
 }
 
 }  // namespace moesim::sim::detail

@@ -7,6 +7,8 @@
 #include <tuple>
 #include <vector>
 
+#include "FlowQueue.hpp"
+#include "MaxMinSystem.hpp"
 #include "moesim/sim/Engine.hpp"
 #include "moesim/sim/Platform.hpp"
 #include "moesim/sim/Program.hpp"
@@ -69,15 +71,15 @@ struct Fluid {
 
 /**
  * Data in flight for a collective. An all-to-all has one flow per ordered pair; a ring collective is a
- * single lockstep flow across every hop (a pipelined ring moves at the pace of its slowest hop).
+ * single lockstep flow across every hop (a pipelined ring moves at the pace of its slowest hop). Indexed
+ * by its id in the network's MaxMinSystem, which holds the links and ports it crosses.
  */
 struct Flow : Fluid {
   int collective = -1;
-  OpId transfer = NO_OP;     ///< a one-sided TRANSFER op instead of a collective
-  std::vector<int> members;  ///< group indices whose member op waits for this flow
-  std::vector<int> ports;    ///< collective port offsets it crosses: egress i, ingress n + j
-  std::vector<int> links;    ///< physical links it crosses
-  bool whole_ring = false;   ///< crosses every hop, so symmetric runs must not split link capacity
+  OpId transfer = NO_OP;  ///< a one-sided TRANSFER op instead of a collective
+  int sender = -1;        ///< pairwise flows: group indices whose member ops wait for it
+  int receiver = -1;
+  bool whole_ring = false;  ///< a ring: every member waits for it, and it crosses every hop
 };
 
 struct CollectiveState {
@@ -87,6 +89,9 @@ struct CollectiveState {
   CollectiveCost cost;
   std::vector<int> outstanding;  ///< per group index: unfinished flows touching that member
   std::vector<OpId> member_at;   ///< per group index: simulated member op or NO_OP
+  /// Its ports in the network, while its data moves: SM-driven, egress of member i at i and ingress at
+  /// n + i; copy engines, one port per member for both directions.
+  std::vector<int> ports;
 };
 
 struct HostState {
@@ -106,13 +111,16 @@ struct GpuState {
   std::vector<OpId> fluid_kernels;  ///< kernels in their fluid phase, sorted by id
   std::vector<OpId> running;        ///< compute kernels started and not finished, in start order
   std::vector<AwaitingSms> awaiting_sms;
+  /// (collective, group index) of SM-driven collective members whose port rates this GPU sets
+  std::vector<std::pair<int, int>> comm_ports;
   int comm_kernels = 0;      ///< SM-driven collective members holding SMs
   int copy_collectives = 0;  ///< copy-engine collective members in flight (no SMs, but HBM traffic)
   int pool_sms = 0;          ///< SMs held by running persistent kernels
   std::vector<int> flowing;  ///< collectives whose member on this GPU is moving data (HBM traffic)
   /// Per flowing SM-driven collective: the bus bandwidth (bytes/s) its HBM share allows; absent = no limit.
   std::vector<std::pair<int, double>> comm_bus_cap;
-  bool dirty = false;
+  bool dirty = false;          ///< its kernels' rates need recomputing
+  bool ports_changed = false;  ///< the port rates of its comm_ports need recomputing
 };
 
 /** A running persistent kernel: free processors and the FIFO of ready tasks. */
@@ -124,6 +132,13 @@ struct PoolState {
   std::vector<OpId> ready;  ///< FIFO (head at ready_head)
   std::size_t ready_head = 0;
 };
+
+/**
+ * How the network's MaxMinSystem solves, from the MOESIM_MAXMIN environment variable: `incremental` (the
+ * default), `from-scratch` (a full max-min solve per change, the reference) or `checked` (incremental, each
+ * solve compared bit for bit with the full one; InternalError on a difference). ConfigError otherwise.
+ */
+MaxMinSystem::Mode max_min_mode();
 
 class Simulation {
  public:
@@ -143,17 +158,26 @@ class Simulation {
   void kernel_left_gpu(OpId id);
   void join_collective(OpId id);
   void begin_flows(int c);
+  int add_flow(Flow flow, double bytes, const std::vector<int>& resources);
+  void open_ports(int c);
+  void close_ports(int c);
+  void update_member_ports(int c, int member);
   void finish_flow(int f);
   void finish_member(OpId id);
   void finish_op(OpId id);
   void recompute_gpu(int rank);
   void recompute_network();
+  void add_link_resources();
   std::vector<double> share_hbm(int rank, const std::vector<double>& granted,
                                 const std::vector<double>& hbm_need);
   double comm_bus_cap(int gpu, int collective) const;
   /** @brief An SM-driven collective's port rate on a GPU: its table rate, lower while compute runs there. */
   double sm_comm_port(int gpu, double bus) const;
   void set_rate(Fluid& fluid, double rate, EventType type, int target);
+  void set_flow_rate(int f, double rate);
+  void mark_dirty(int gpu);
+  void mark_ports_changed(int gpu);
+  bool flow_event_first() const;
   int gpu_of(int rank) const { return program_.is_symmetric() ? 0 : rank; }
   void check_all_ran() const;
   void try_start_device(OpId id);
@@ -170,17 +194,30 @@ class Simulation {
   std::vector<TimeNs> deps_time_;
   std::vector<OpId> deps_last_;
   std::vector<OpId> stream_prev_, stream_next_, host_prev_;
-  std::vector<std::vector<OpId>> dependents_;
-  std::vector<Fluid> kernels_;  ///< per op (used by KERNEL ops)
-  std::vector<Flow> flows_;
-  std::vector<int> active_flows_;
-  std::vector<int> flowing_collectives_;
+  std::vector<std::size_t> dependents_begin_;  ///< per op: where its dependents start in dependents_
+  std::vector<OpId> dependents_;
+  std::vector<int> kernel_slot_;  ///< per op: its Fluid in fluids_ while a kernel's fluid phase runs, else -1
+  std::vector<Fluid> fluids_;
+  std::vector<int> free_fluids_;
+  std::vector<Flow> flows_;  ///< by MaxMinSystem flow id
+  MaxMinSystem network_;
+  std::vector<int> link_resource_;        ///< per platform link
+  std::vector<int> whole_link_resource_;  ///< symmetric runs: per link, at full capacity, for rings
+  std::uint64_t port_blocks_ = 0;         ///< collectives that opened ports so far (orders their ports)
+  std::vector<int> opened_ports_;         ///< collectives whose ports opened since the last recompute
+  int live_flows_ = 0;
+  FlowQueue flow_events_;
+  /// Sequence number that every pending flow completion carries: the engine re-solves the network after
+  /// the other changes of a time step, so its flow events order after those, in flow creation order.
+  std::uint64_t network_seq_ = 0;
+  std::vector<int> dirty_gpus_;
+  std::vector<int> ports_changed_gpus_;
   std::vector<CollectiveState> collectives_;
   std::vector<HostState> hosts_;
   std::vector<GpuState> gpus_;
   std::vector<PoolState> pools_;
   std::vector<int> pool_index_;        ///< per op: its PoolState (POOL and TASK ops), else -1
-  std::vector<double> extra_host_ns_;  ///< per op: launch jitter
+  std::vector<double> extra_host_ns_;  ///< per op: launch jitter (empty without OP_LAUNCH jitter)
   std::vector<double> rank_start_ns_;  ///< per rank: start jitter
   std::priority_queue<Event, std::vector<Event>, std::greater<>> events_;
   std::uint64_t seq_ = 0;

@@ -30,7 +30,7 @@ inline nlohmann::json tiny_profile_document() {
   "node": {"gpus_per_node": 8,
            "fabric": {"type": "mesh", "link_bw_GBps": 64, "usable_link_bw_GBps": 48, "links_per_gpu": 7,
                       "per_gpu_bw_GBps": 448, "latency_us": 2, "source": "test"}},
-  "network": {"nics_per_node": 8, "nic_gbps": 400, "nic_usable_GBps": 48, "latency_us": 10, "max_nodes": 4,
+  "network": {"nics_per_node": 8, "nic_gbps": 400, "nic_usable_GBps": 48, "latency_us": 10,
               "source": "test"},
   "collectives": [
     {"kind": "all_to_all", "scope": "intra", "gpus": 8, "algorithm": "direct", "step_latency_us": 10,

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstdint>
 #include <numeric>
 #include <random>
 
@@ -224,6 +225,24 @@ TEST(Routing, ImpossibleSizesAreScheduleErrors) {
   EXPECT_THROW(dispatch_bytes(plan, 3, 1.0), ScheduleError);
   EXPECT_THROW(dispatch_bytes(plan, 2, 1.0), ScheduleError);  // 4 source ranks, EP 2
   EXPECT_THROW(local_expert_load(plan, 4, 4), ScheduleError);
+}
+
+TEST(Routing, DrawsStayThoseOfAPlainInverseCdfSearch) {
+  // The sampler finds each draw's expert through a guide table instead of a binary search over the
+  // cumulative weights; both must pick the same expert for every draw. These FNV-1a hashes of the slot
+  // matrices are what the binary-search sampler (moesim 7fc187f) produced for these seeds.
+  auto fingerprint = [](const RoutingPlan& plan) {
+    std::uint64_t hash = 14695981039346656037ULL;
+    for (const auto& row : plan.tokens_to_expert) {
+      for (std::int64_t slots : row) hash = (hash ^ static_cast<std::uint64_t>(slots)) * 1099511628211ULL;
+    }
+    return hash;
+  };
+  EXPECT_EQ(fingerprint(route_tokens(parse_routing("zipf:1.1"), 1, 4, 512, 64, 6, 0)),
+            7105786754177282915ULL);
+  EXPECT_EQ(fingerprint(route_tokens(parse_routing("zipf:2.5"), 9, 3, 777, 256, 8, 0)),
+            6958287540386479013ULL);
+  EXPECT_EQ(fingerprint(route_tokens(parse_routing("uniform"), 3, 2, 300, 7, 3, 0)), 10982397418451037265ULL);
 }
 
 }  // namespace

@@ -371,3 +371,16 @@ TEST(Collective, SymmetricFastPathEqualsFullSimulation) {
     EXPECT_EQ(rs.makespan_ns, rf.makespan_ns);
   }
 }
+
+TEST(Collective, MembersAreFoundByRankInTheGroupAndStrangersRejected) {
+  // Group {6, 2, 4} of an 8-rank world: rank 4 sits at index 2, rank 3 is not in it.
+  Program p(8, false);
+  CollectiveSpec spec = balanced_a2a(3, 1e3);
+  spec.group = {6, 2, 4};
+  const int c = p.add_collective(spec);
+  EXPECT_EQ(p.group_index(c, 4), 2);
+  EXPECT_EQ(p.group_index(c, 6), 0);
+  EXPECT_EQ(p.group_index(c, 3), -1);
+  p.set_streams(3, {"compute", "comm"});
+  EXPECT_THROW(p.add_collective_member(c, 3, 1, "comm", 0), moesim::ScheduleError);
+}

@@ -198,7 +198,7 @@ class FoldEmitter {
     c.name = "L" + std::to_string(layer) + ".mb" + std::to_string(chunk) + "." + what;
     c.kind = sim::CollectiveKind::ALL_TO_ALL;
     for (int r = 0; r < s_.parallel.ep; ++r) c.group.push_back(r);
-    c.pair_bytes = dispatch_bytes ? traffic_.dispatch_bytes : traffic_.combine_bytes;
+    c.pair_bytes = *(dispatch_bytes ? traffic_.dispatch_bytes : traffic_.combine_bytes);
     for (auto& row : c.pair_bytes) {
       for (double& v : row) v /= chunks_per_group_;
     }

@@ -170,7 +170,6 @@ struct NetworkSpec {
   double nic_bw_Bps = 0;         ///< line rate of one NIC
   double nic_usable_bw_Bps = 0;  ///< what one NIC achieves in nccl-tests / RDMA benchmarks
   double latency_s = 0;          ///< one inter-node transfer, including NIC proxy overhead
-  int max_nodes = 1;             ///< largest node count the profile is meant for
   std::string source;
 };
 

@@ -20,6 +20,7 @@
  *   host ──launch──► POOL (P processors + scheduler)
  *                      ready queue (FIFO) ──► processor 0..P-1 ──► TASK done ──► TRANSFER ──► peer's TASK
  */
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -61,14 +62,24 @@ struct KernelWork {
   double hbm_bytes = 0;  ///< HBM bytes it reads plus writes
 };
 
+/** @brief An all-to-all's bytes, [i][j] from group[i] to group[j]. */
+using PairBytes = std::vector<std::vector<double>>;
+
 /** @brief A collective call: its group and the bytes it moves. Members are added separately. */
 struct CollectiveSpec {
   std::string name;
   CollectiveKind kind = CollectiveKind::ALL_TO_ALL;
-  std::vector<int> group;                       ///< global ranks, in ring order
-  std::vector<std::vector<double>> pair_bytes;  ///< ALL_TO_ALL: [i][j] bytes group[i] → group[j]
-  double bytes = 0;                             ///< other kinds: per-rank buffer (nccl-tests size)
+  std::vector<int> group;  ///< global ranks, in ring order
+  PairBytes pair_bytes;    ///< ALL_TO_ALL: [i][j] bytes group[i] → group[j]
+  /**
+   * ALL_TO_ALL, instead of pair_bytes: a matrix that the collectives moving the same traffic share (every
+   * layer's Dispatch repeats one routing), so a program holds one copy of it rather than one per layer.
+   */
+  std::shared_ptr<const PairBytes> shared_pair_bytes;
+  double bytes = 0;  ///< other kinds: per-rank buffer (nccl-tests size)
   Transport transport = Transport::SM_KERNEL;
+  /** @brief The all-to-all's byte matrix: shared_pair_bytes if set, else pair_bytes. */
+  const PairBytes& pairs() const { return shared_pair_bytes ? *shared_pair_bytes : pair_bytes; }
 };
 
 /**
@@ -164,6 +175,8 @@ class Program {
   const std::vector<CollectiveSpec>& collectives() const { return collectives_; }
   /** @brief Member ops of collective `c`, one per simulated member rank. */
   const std::vector<OpId>& members(int c) const { return members_.at(static_cast<std::size_t>(c)); }
+  /** @brief Position of `rank` in collective `c`'s group, or -1 if it is not a member. */
+  int group_index(int c, int rank) const;
 
   /** @brief Throws ScheduleError for malformed input (bad rank/stream/dep, incomplete collective). */
   void validate() const;
@@ -179,6 +192,7 @@ class Program {
   std::vector<Op> ops_;
   std::vector<CollectiveSpec> collectives_;
   std::vector<std::vector<OpId>> members_;
+  std::vector<std::vector<std::pair<int, int>>> group_index_;  ///< per collective: (rank, index), by rank
 };
 
 }  // namespace moesim::sim
