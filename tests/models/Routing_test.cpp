@@ -59,7 +59,7 @@ TEST(Routing, BadHistogramFilesNameTheFile) {
   EXPECT_EQ(routing_error("histogram:" + object),
             object + ": must be a JSON array of per-expert weights (numbers >= 0)");
   EXPECT_EQ(routing_error("histogram:/no/such/file.json"),
-            "/no/such/file.json: cannot be opened for reading");
+            "/no/such/file.json: cannot be opened for reading: No such file or directory");
   // 6 weights against a model of 8 experts.
   const RoutingSpec six = parse_routing("histogram:" + kFixtures + "/histogram_skewed.json");
   try {
