@@ -199,6 +199,41 @@ void read_contention(const JsonAt& r, const JsonAt& doc, BenchResults& out) {
   out.contention.push_back(c);
 }
 
+// PyTorch SDPA's attention times (kernels/tools/torch_sdpa_compare.py), a run of their own.
+void add_torch_sdpa(const JsonAt& doc, const JsonAt& results, BenchResults& out) {
+  RunInfo run;
+  run.file = doc.file();
+  run.benchmark = "torch_sdpa";
+  run.start_time = doc.string("start_time");
+  run.gpu_name = doc.optional_string("gpu").value_or("");
+  run.gpu_count = 1;
+  if (doc.has("torch")) run.libraries["PyTorch"] = doc.string("torch");
+  if (doc.has("cudnn")) run.libraries["cuDNN"] = cudnn_version(doc.value().at("cudnn"));
+  out.runs.push_back(run);
+  for (std::size_t i = 0; i < results.value().size(); ++i) {
+    JsonAt r = results.at(i);
+    out.attention.push_back(read_attention_case(r, "torch:" + r.string("backend")));
+  }
+}
+
+void add_power(const JsonAt& doc, const JsonAt& results, BenchResults& out) {
+  PowerRun power = read_power_run(doc);
+  for (std::size_t i = 0; i < results.value().size(); ++i) {
+    JsonAt r = results.at(i);
+    // SM-driven copies alone and beside a GEMM (power_bench's overlap loads): the power model has no term
+    // for them, so they are neither fitted nor scored; a note names each such load once.
+    const std::string kind = r.string("kind");
+    if (kind == "smcopy" || kind == "gemm+smcopy") {
+      const std::string skipped = doc.file() + ": power_bench load " + r.string("load");
+      if (std::find(out.ignored.begin(), out.ignored.end(), skipped) == out.ignored.end())
+        out.ignored.push_back(skipped);
+      continue;
+    }
+    power.loads.push_back(read_power_load(r));
+  }
+  out.power.push_back(std::move(power));
+}
+
 void add_document(const JsonAt& doc, BenchResults& out) {
   if (!doc.value().is_object()) throw ConfigError(doc.file(), doc.pointer(), "must be a JSON object");
   if (doc.has("suites")) {
@@ -217,19 +252,7 @@ void add_document(const JsonAt& doc, BenchResults& out) {
   if (!results.value().is_array()) doc.fail("results", "must be an array");
 
   if (tool == "moesim-kernels/torch_sdpa_compare.py") {
-    RunInfo run;
-    run.file = doc.file();
-    run.benchmark = "torch_sdpa";
-    run.start_time = doc.string("start_time");
-    run.gpu_name = doc.optional_string("gpu").value_or("");
-    run.gpu_count = 1;
-    if (doc.has("torch")) run.libraries["PyTorch"] = doc.string("torch");
-    if (doc.has("cudnn")) run.libraries["cuDNN"] = cudnn_version(doc.value().at("cudnn"));
-    out.runs.push_back(run);
-    for (std::size_t i = 0; i < results.value().size(); ++i) {
-      JsonAt r = results.at(i);
-      out.attention.push_back(read_attention_case(r, "torch:" + r.string("backend")));
-    }
+    add_torch_sdpa(doc, results, out);
     return;
   }
   if (tool != "moesim-kernels") {
@@ -246,21 +269,7 @@ void add_document(const JsonAt& doc, BenchResults& out) {
   RunInfo run = harness_run(doc, benchmark);
   out.runs.push_back(run);
   if (benchmark == "power") {
-    PowerRun power = read_power_run(doc);
-    for (std::size_t i = 0; i < results.value().size(); ++i) {
-      JsonAt r = results.at(i);
-      // SM-driven copies alone and beside a GEMM (power_bench's overlap loads): the power model has no term
-      // for them, so they are neither fitted nor scored; a note names each such load once.
-      const std::string kind = r.string("kind");
-      if (kind == "smcopy" || kind == "gemm+smcopy") {
-        const std::string skipped = doc.file() + ": power_bench load " + r.string("load");
-        if (std::find(out.ignored.begin(), out.ignored.end(), skipped) == out.ignored.end())
-          out.ignored.push_back(skipped);
-        continue;
-      }
-      power.loads.push_back(read_power_load(r));
-    }
-    out.power.push_back(std::move(power));
+    add_power(doc, results, out);
     return;
   }
   for (std::size_t i = 0; i < results.value().size(); ++i) {

@@ -126,6 +126,56 @@ std::vector<CollectiveCase> NcclTestsLog::cases() const {
   return out;
 }
 
+namespace {
+
+// A data row: 13 columns, each number in the range nccl-tests can print.
+NcclTestsRow read_row(const std::vector<std::string>& words, int line_number, const std::string& where) {
+  if (static_cast<int>(words.size()) != kColumns) {
+    throw ConfigError(where, "",
+                      "expected " + std::to_string(kColumns) + " columns (" + kColumnNames + "), got " +
+                          std::to_string(words.size()));
+  }
+  NcclTestsRow row;
+  row.line = line_number;
+  row.type = words[2];
+  row.redop = words[3];
+  double root = 0;
+  // Times are 0 (not run) or at least the 0.01 us nccl-tests prints; rates and sizes below a petabyte.
+  const std::pair<Column, double*> numbers[] = {
+      {{0, "size (B)", 0, 1e15}, &row.bytes},
+      {{1, "count", 0, 1e15}, &row.count},
+      {{4, "root", -1, kMaxRank}, &root},
+      {{5, "time (us)", 0, 1e12}, &row.time_us},
+      {{6, "algbw (GB/s)", 0, 1e7}, &row.algbw_GBps},
+      {{7, "busbw (GB/s)", 0, 1e7}, &row.busbw_GBps},
+      {{9, "in-place time (us)", 0, 1e12}, &row.in_place_time_us},
+      {{10, "in-place algbw (GB/s)", 0, 1e7}, &row.in_place_algbw_GBps},
+      {{11, "in-place busbw (GB/s)", 0, 1e7}, &row.in_place_busbw_GBps}};
+  for (const auto& [column, target] : numbers) {
+    const std::string& word = words[static_cast<std::size_t>(column.index)];
+    const std::string shown = "column " + std::to_string(column.index + 1) + " = \"" +
+                              (word.size() > 40 ? word.substr(0, 40) + "..." : word) + "\": ";
+    if (!parse_number(word, *target))
+      throw ConfigError(where, "", shown + "expected a number (" + kColumnNames + ")");
+    if (!(*target >= column.minimum && *target <= column.maximum)) {
+      throw ConfigError(where, "",
+                        shown + "expected a " + column.name + " in [" + format_number(column.minimum) + ", " +
+                            format_number(column.maximum) + "]");
+    }
+  }
+  for (const double time : {row.time_us, row.in_place_time_us}) {
+    if (time > 0 && time < 0.01)
+      throw ConfigError(where, "", "time " + format_number(time) + " us: expected 0 or at least 0.01 us");
+  }
+  if (words[8] != "N/A" && (!parse_number(words[8], row.wrong) || !(row.wrong >= 0 && row.wrong <= 1e15))) {
+    throw ConfigError(where, "",
+                      "column 9 (#wrong) = \"" + words[8].substr(0, 40) + "\": expected a count or N/A");
+  }
+  return row;
+}
+
+}  // namespace
+
 NcclTestsLog parse_nccl_tests_log(const std::string& text, const std::string& file) {
   NcclTestsLog log;
   log.file = file;
@@ -144,48 +194,7 @@ NcclTestsLog parse_nccl_tests_log(const std::string& text, const std::string& fi
       continue;
     }
     if (!is_unsigned_integer(words[0])) continue;  // NCCL INFO lines, MPI chatter, rccl-tests banners
-    if (static_cast<int>(words.size()) != kColumns) {
-      throw ConfigError(where, "",
-                        "expected " + std::to_string(kColumns) + " columns (" + kColumnNames + "), got " +
-                            std::to_string(words.size()));
-    }
-    NcclTestsRow row;
-    row.line = line_number;
-    row.type = words[2];
-    row.redop = words[3];
-    double root = 0;
-    // Times are 0 (not run) or at least the 0.01 us nccl-tests prints; rates and sizes below a petabyte.
-    const std::pair<Column, double*> numbers[] = {
-        {{0, "size (B)", 0, 1e15}, &row.bytes},
-        {{1, "count", 0, 1e15}, &row.count},
-        {{4, "root", -1, kMaxRank}, &root},
-        {{5, "time (us)", 0, 1e12}, &row.time_us},
-        {{6, "algbw (GB/s)", 0, 1e7}, &row.algbw_GBps},
-        {{7, "busbw (GB/s)", 0, 1e7}, &row.busbw_GBps},
-        {{9, "in-place time (us)", 0, 1e12}, &row.in_place_time_us},
-        {{10, "in-place algbw (GB/s)", 0, 1e7}, &row.in_place_algbw_GBps},
-        {{11, "in-place busbw (GB/s)", 0, 1e7}, &row.in_place_busbw_GBps}};
-    for (const auto& [column, target] : numbers) {
-      const std::string& word = words[static_cast<std::size_t>(column.index)];
-      const std::string shown = "column " + std::to_string(column.index + 1) + " = \"" +
-                                (word.size() > 40 ? word.substr(0, 40) + "..." : word) + "\": ";
-      if (!parse_number(word, *target))
-        throw ConfigError(where, "", shown + "expected a number (" + kColumnNames + ")");
-      if (!(*target >= column.minimum && *target <= column.maximum)) {
-        throw ConfigError(where, "",
-                          shown + "expected a " + column.name + " in [" + format_number(column.minimum) +
-                              ", " + format_number(column.maximum) + "]");
-      }
-    }
-    for (const double time : {row.time_us, row.in_place_time_us}) {
-      if (time > 0 && time < 0.01)
-        throw ConfigError(where, "", "time " + format_number(time) + " us: expected 0 or at least 0.01 us");
-    }
-    if (words[8] != "N/A" && (!parse_number(words[8], row.wrong) || !(row.wrong >= 0 && row.wrong <= 1e15))) {
-      throw ConfigError(where, "",
-                        "column 9 (#wrong) = \"" + words[8].substr(0, 40) + "\": expected a count or N/A");
-    }
-    log.rows.push_back(row);
+    log.rows.push_back(read_row(words, line_number, where));
   }
   if (log.rows.empty()) {
     throw ConfigError(file, "",
