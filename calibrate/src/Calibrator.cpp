@@ -13,6 +13,26 @@ namespace moesim::calibrate {
 
 using namespace detail;
 
+namespace {
+
+// A log or trace that contributes nothing is an input mistake (a CPU-only trace, a log of failed runs), not a
+// calibration that silently returns the base.
+void check_each_input_measures(const CalibrationInputs& inputs) {
+  for (const NcclTestsLog& log : inputs.nccl_tests) {
+    if (log.cases().empty())
+      throw ConfigError(log.file, "", "has no row with a size and a time > 0: nothing to calibrate from it");
+  }
+  for (const KinetoTrace& trace : inputs.traces) {
+    if (trace.kernels.empty()) {
+      throw ConfigError(
+          trace.file, "/traceEvents",
+          "holds no GPU kernel (an event with ph X and cat kernel): profile with CUDA activities");
+    }
+  }
+}
+
+}  // namespace
+
 CalibrationResult calibrate(const hw::HwProfile& base, const CalibrationInputs& inputs) {
   const BenchResults& b = inputs.bench;
   if (b.gemm.empty() && b.grouped_gemm.empty() && b.attention.empty() && b.memory.empty() &&
@@ -21,6 +41,7 @@ CalibrationResult calibrate(const hw::HwProfile& base, const CalibrationInputs& 
     throw ConfigError("calibrate", "",
                       "nothing to calibrate: the inputs hold no benchmark results, logs or traces");
   }
+  check_each_input_measures(inputs);
   CalibrationResult out;
   out.profile = base;
   out.profile.source_file.clear();
