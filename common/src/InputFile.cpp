@@ -4,12 +4,12 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
-#include <charconv>
-#include <cstdlib>
 #include <cstring>
 
 #include "moesim/common/Error.hpp"
+#include "moesim/common/Limits.hpp"
 
 namespace moesim {
 namespace {
@@ -50,20 +50,9 @@ class Descriptor {
 }  // namespace
 
 std::size_t input_limit_bytes(InputKind kind) {
-  const char* text = std::getenv("MOESIM_MAX_INPUT_MB");
-  if (text != nullptr && *text != '\0') {
-    std::size_t mib = 0;
-    const char* end = text + std::strlen(text);
-    const auto [stop, error] = std::from_chars(text, end, mib);
-    if (error != std::errc() || stop != end || mib < 1 || mib > kLargestOverrideMiB) {
-      throw ConfigError("", "MOESIM_MAX_INPUT_MB",
-                        "= \"" + std::string(text, std::min<std::size_t>(std::strlen(text), 40)) +
-                            "\": expected a whole number of MiB in [1, " +
-                            std::to_string(kLargestOverrideMiB) + "]");
-    }
-    return mib * kMiB;
-  }
-  return kind == InputKind::SPEC ? kSpecLimit : kDataLimit;
+  const std::uint64_t fallback = (kind == InputKind::SPEC ? kSpecLimit : kDataLimit) / kMiB;
+  return static_cast<std::size_t>(limit_from_env("MOESIM_MAX_INPUT_MB", fallback, kLargestOverrideMiB)) *
+         kMiB;
 }
 
 std::string read_input_file(const std::string& path, InputKind kind) {

@@ -108,6 +108,20 @@ echo '{"schema_version": 1, "axes": {"a": [1,2,3,4,5,6,7,8,9,10], "b": [1,2,3,4,
   "f": [1,2,3,4,5,6,7,8,9,10]}}' > points.json
 expect 2 'points.json: /axes expand to 1000000 points, more than the 100000' 10 sweep points.json --out r.csv
 
+# --- bounded work: scenarios too large to simulate are refused before they are built ---
+expect 2 'the scenario needs [0-9.e+]+ engine ops or more, past the 10000000' 10 simulate --model deepseek-v2-lite \
+  --ep 8 --layers 4 --tokens 1048576 --schedule megakernel --phase forward --per-rank
+sed 's/"layers": [0-9]*/"layers": 10000/' "$root/models/specs/deepseek-v3.json" > deep_layers.json
+expect 2 'the scenario needs 30720000 engine ops or more' 10 simulate --model deep_layers.json --hw h200 --ep 256 \
+  --nodes 32 --per-rank --tokens 4096
+sed 's/"top_k": [0-9]*/"top_k": 256/' "$root/models/specs/deepseek-v3.json" > topk.json
+expect 2 'the routing would draw 68719476736 token-expert choices \(256 ranks x 1048576 tokens x top_k 256\)' 10 \
+  simulate --model topk.json --hw h200 --ep 256 --nodes 32 --tokens 1048576 --routing uniform
+sed 's/"experts": [0-9]*/"experts": 65536/' "$root/models/specs/deepseek-v3.json" > wide.json
+profile "d['network']['max_nodes'] = 16384" wide_hw.json
+expect 2 "the scenario's routing and all-to-all matrices would take [0-9.]+ GiB \(65536 ranks" 10 simulate \
+  --model wide.json --hw wide_hw.json --ep 65536 --tokens 4096 --layers 4
+
 # --- silent nonsense: duplicated keys, nan flags, wrapped sums, impossible records, unknown metrics ---
 printf '{"schema_version": 1, "schema_version": 1}' > dup.json
 expect 2 'dup.json: /schema_version appears twice in one object' 10 "${sim[@]}" --model dup.json
