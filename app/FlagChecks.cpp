@@ -1,5 +1,6 @@
 #include "FlagChecks.hpp"
 
+#include <charconv>
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
@@ -20,6 +21,19 @@ CLI::Validator finite_in(double low, double high) {
         return "expected a finite number in " + range + (whole ? ", got " + format_number(value) : "");
       },
       "FLOAT in " + range);
+}
+
+CLI::Validator integer_in(std::uint64_t low, std::uint64_t high) {
+  const std::string range = "[" + std::to_string(low) + ", " + std::to_string(high) + "]";
+  return CLI::Validator(
+      [low, high, range](std::string& text) -> std::string {
+        std::uint64_t value = 0;
+        const auto [stop, error] = std::from_chars(text.data(), text.data() + text.size(), value);
+        if (error == std::errc() && stop == text.data() + text.size() && value >= low && value <= high)
+          return {};
+        return "expected a whole number in " + range;
+      },
+      "UINT in " + range);
 }
 
 std::vector<NamedPath> report_outputs(const std::string& dir) {

@@ -40,7 +40,9 @@ void add_scenario_options(CLI::App& sub, ScenarioOptions& o) {
       ->check(CLI::Range(0, 1 << 20));
   sub.add_option("--routing", o.routing, "balanced | uniform | zipf:S | histogram:FILE.json")
       ->capture_default_str();
-  sub.add_option("--seed", o.seed, "Seed of the routing draw")->capture_default_str();
+  sub.add_option("--seed", o.seed, "Seed of the routing draw")
+      ->capture_default_str()
+      ->check(integer_in(0, std::uint64_t{1} << 62));  // as sweep points take it
   sub.add_option("--dtype", o.dtype, "fp32 | bf16 | fp16 | fp8")->capture_default_str();
   sub.add_option("--capacity-factor", o.capacity_factor, "Expert capacity factor (0: dropless)")
       ->capture_default_str()

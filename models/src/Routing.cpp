@@ -24,11 +24,12 @@ constexpr std::uint64_t kPopularityStream = 0;
 // Input limits (docs/limits.md): a weight is a count or a share, and a recorded slot count is at most
 // tokens x top_k of one rank, so 2^32 leaves room while every sum over 2^16 experts stays exact in int64.
 constexpr double kMaxWeight = 1e15;
+constexpr double kMaxZipfExponent = 100;
 constexpr std::int64_t kMaxRecordedSlots = std::int64_t{1} << 32;
 
 [[noreturn]] void routing_text_error(const std::string& text, const std::string& detail) {
   throw ConfigError("", "--routing",
-                    "= \"" + text + "\": " + detail +
+                    "= \"" + text.substr(0, 60) + "\": " + detail +
                         "expected balanced, uniform, zipf:S (S > 0), histogram:FILE.json (a JSON array of "
                         "per-expert weights) or recorded:FILE.json (one array of per-expert slots per rank)");
 }
@@ -301,8 +302,9 @@ RoutingSpec parse_routing(const std::string& text) {
     const char* begin = text.data() + zipf_prefix.size();
     const char* end = text.data() + text.size();
     const auto [stop, error] = std::from_chars(begin, end, exponent);
-    if (error != std::errc() || stop != end || !std::isfinite(exponent) || exponent <= 0) {
-      routing_text_error(text, "the zipf exponent S must be a number > 0; ");
+    // Past S = 100 every expert but the most popular weighs below 1e-30 (2^-100): no skew a run could have.
+    if (error != std::errc() || stop != end || !(exponent > 0 && exponent <= kMaxZipfExponent)) {
+      routing_text_error(text, "the zipf exponent S must be a number in (0, 100]; ");
     }
     return {RoutingSpec::Kind::ZIPF, exponent, {}, "", {}};
   }

@@ -127,6 +127,8 @@ printf '{"schema_version": 1, "schema_version": 1}' > dup.json
 expect 2 'dup.json: /schema_version appears twice in one object' 10 "${sim[@]}" --model dup.json
 expect 2 '[-]-capacity-factor: expected a finite number in \[0, 1000\], got nan' 10 "${sim[@]}" --capacity-factor nan
 expect 2 '[-]-capacity-factor: expected a finite number in \[0, 1000\], got 1e\+308' 10 "${sim[@]}" --capacity-factor 1e308
+expect 2 'routing = "zipf:1e308": the zipf exponent S must be a number in \(0, 100\]' 10 "${sim[@]}" --routing zipf:1e308
+expect 2 '[-]-seed: expected a whole number in \[0, 4611686018427387904\]' 10 "${sim[@]}" --seed 99999999999999999999999
 expect 2 '[-]-tolerance: expected a finite number in \[0, 1000000\], got nan' 10 validate --published --tolerance nan
 echo '[[4611686018427387904, 4611686018427387904, 4611686018427387904, 4611686018427387904]]' > wrap_routing.json
 expect 2 'wrap_routing.json: /0/0 = 4611686018427387904: must be an integer in \[0, 2\^32\]' 10 "${sim[@]}" \
