@@ -25,12 +25,21 @@ namespace {
 
 const char* const kLabel = "fuzz-input";
 
-/** Loaders that take a path get the text through a file of their own (one per process and suffix). */
-std::string as_file(const std::string& text, const std::string& suffix) {
-  const std::string path = "/tmp/moesim-fuzz-" + std::to_string(::getpid()) + suffix;
-  std::ofstream(path, std::ios::binary | std::ios::trunc) << text;
-  return path;
-}
+/** Loaders that take a path get the text through a file of their own, removed when the load is done. */
+class TempInput {
+ public:
+  TempInput(const std::string& text, const std::string& suffix)
+      : path_("/tmp/moesim-fuzz-" + std::to_string(::getpid()) + suffix) {
+    std::ofstream(path_, std::ios::binary | std::ios::trunc) << text;
+  }
+  TempInput(const TempInput&) = delete;
+  TempInput& operator=(const TempInput&) = delete;
+  ~TempInput() { std::remove(path_.c_str()); }
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+};
 
 const hw::HwProfile& base_profile() {
   static const hw::HwProfile profile = hw::load_profile("h100");
@@ -65,7 +74,8 @@ void load_sweep_spec(const std::string& text) {
 }
 
 void load_sweep_results(const std::string& text, const std::string& suffix) {
-  const sweep::ResultLog log(as_file(text, suffix), {"ep", "schedule"}, {"step_ms", "layer_ms"}, true);
+  const TempInput file(text, suffix);
+  const sweep::ResultLog log(file.path(), {"ep", "schedule"}, {"step_ms", "layer_ms"}, true);
   log.read_all();
 }
 void load_sweep_results_csv(const std::string& text) {
@@ -94,19 +104,22 @@ void load_bench_results(const std::string& text) {
 }
 
 void load_measured(const std::string& text) {
-  validate::read_layer_runner_results(as_file(text, ".measured.json"));
+  const TempInput file(text, ".measured.json");
+  validate::read_layer_runner_results(file.path());
 }
 
 /** Routing files are drawn from as the simulation would: every rank's tokens to top_k of the experts. */
 void load_routing_histogram(const std::string& text) {
-  const models::RoutingSpec spec = models::parse_routing("histogram:" + as_file(text, ".histogram.json"));
+  const TempInput file(text, ".histogram.json");
+  const models::RoutingSpec spec = models::parse_routing("histogram:" + file.path());
   const int experts = static_cast<int>(spec.histogram.size());
   if (experts > 4096) return;  // the model's expert count bounds a histogram; 4096 keeps an execution short
   models::route_tokens(spec, 1, 2, 64, experts, std::min(2, experts), 1.0);
 }
 
 void load_routing_recorded(const std::string& text) {
-  const models::RoutingSpec spec = models::parse_routing("recorded:" + as_file(text, ".recorded.json"));
+  const TempInput file(text, ".recorded.json");
+  const models::RoutingSpec spec = models::parse_routing("recorded:" + file.path());
   const auto& first = spec.recorded.front();
   const std::int64_t slots = std::accumulate(first.begin(), first.end(), std::int64_t{0});
   const int experts = static_cast<int>(first.size());
