@@ -139,7 +139,7 @@ while [[ $# -gt 0 ]]; do [[ $1 == -J ]] && { echo '{"benchmark": "stand-in"}' > 
 S
   chmod +x "$kernels/$program"
 done
-expect_error 2 'suite.*bogus.*expected gemm' bench --kernels-dir "$kernels" --suite bogus --out "$work/b.json"
+expect_error 2 'suite.*bogus.*expected one of gemm' bench --kernels-dir "$kernels" --suite bogus --out "$work/b.json"
 expect_error 2 'layer-model.*nope.*neither a file nor a shipped model' bench --kernels-dir "$kernels" --suite layer \
   --layer-model nope --out "$work/b.json"
 expect_error 2 'gemm_bench: suite .gemm. needs this program' bench --kernels-dir "$kernels" --suite gemm --out "$work/b.json"
