@@ -121,7 +121,15 @@ int run_bench(const BenchOptions& o, const Invocation& invocation) {
     std::ifstream in(json);
     std::stringstream text;
     text << in.rdbuf();
-    documents.push_back(nlohmann::ordered_json::parse(text.str()));
+    try {
+      documents.push_back(nlohmann::ordered_json::parse(text.str()));
+    } catch (const nlohmann::json::exception&) {
+      // A benchmark killed mid-write: its suite failed, not moesim.
+      failures.push_back(
+          {{"suite", name}, {"command", command}, {"status", status}, {"error", "invalid JSON"}});
+      std::cout << "# moesim bench: " << name << " failed (" << json.string() << " is not valid JSON)"
+                << std::endl;
+    }
   };
   for (const calibrate::BenchStep& step : steps) {
     const fs::path json = parts / (step.step + ".json");

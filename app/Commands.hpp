@@ -23,13 +23,14 @@ void add_validate(CLI::App& app, const Invocation& invocation, Action& action);
 void add_calibrate(CLI::App& app, Action& action);
 void add_bench(CLI::App& app, const Invocation& invocation, Action& action);
 
-/** @brief Writes `what` through `body` to `path`, or to stdout for "-"; ConfigError naming the file when it
- * cannot be opened or written. */
+/** @brief Writes `what` through `body` to `path` atomically (a failure leaves no torn file), or to stdout for
+ * "-"; ConfigError naming the file and the system's reason (a full disk...) when it cannot be written. */
 void write_text(const std::string& path, const std::string& what,
                 const std::function<void(std::ostream&)>& body);
 
-/** @brief Creates `path` exclusively (an existing file is never overwritten: path.1, path.2, ... are tried
- * instead), writes `text` and returns the name used. ConfigError when no file can be created. */
+/** @brief Creates `path` exclusively and atomically (an existing file is never overwritten: path.1, path.2,
+ * ... are tried instead), writes `text` and returns the name used. ConfigError when no file can be created.
+ */
 std::string write_new_file(const std::string& path, const std::string& text);
 
 }  // namespace moesim::app

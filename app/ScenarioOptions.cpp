@@ -1,5 +1,7 @@
 #include "ScenarioOptions.hpp"
 
+#include "FlagChecks.hpp"
+
 namespace moesim::app {
 
 void add_scenario_options(CLI::App& sub, ScenarioOptions& o) {
@@ -24,7 +26,7 @@ void add_scenario_options(CLI::App& sub, ScenarioOptions& o) {
       ->capture_default_str()
       ->check(count);
   sub.add_option("--nodes", o.nodes, "Nodes (default: the fewest that hold --ep GPUs)")
-      ->check(CLI::NonNegativeNumber);
+      ->check(CLI::Range(0, 1 << 20));
   sub.add_option("--tokens", o.tokens,
                  "Tokens per rank (allreduce style: the replicated batch); default mbs x seq")
       ->check(count);
@@ -35,14 +37,16 @@ void add_scenario_options(CLI::App& sub, ScenarioOptions& o) {
       ->capture_default_str()
       ->check(count);
   sub.add_option("--layers", o.layers, "Simulate the first N layers (default: all)")
-      ->check(CLI::NonNegativeNumber);
+      ->check(CLI::Range(0, 1 << 20));
   sub.add_option("--routing", o.routing, "balanced | uniform | zipf:S | histogram:FILE.json")
       ->capture_default_str();
-  sub.add_option("--seed", o.seed, "Seed of the routing draw")->capture_default_str();
+  sub.add_option("--seed", o.seed, "Seed of the routing draw")
+      ->capture_default_str()
+      ->check(integer_in(0, std::uint64_t{1} << 62));  // as sweep points take it
   sub.add_option("--dtype", o.dtype, "fp32 | bf16 | fp16 | fp8")->capture_default_str();
   sub.add_option("--capacity-factor", o.capacity_factor, "Expert capacity factor (0: dropless)")
       ->capture_default_str()
-      ->check(CLI::NonNegativeNumber);
+      ->check(finite_in(0, 1000));  // CLI::NonNegativeNumber accepts nan and 1e308
   sub.add_option("--engine", o.engine, "analytic (the SimGrid backend is not built yet)")
       ->capture_default_str();
   sub.add_option("--opt", o.opts, "Schedule option KEY=VALUE (repeatable; moesim list schedules)")

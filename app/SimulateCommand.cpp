@@ -6,6 +6,7 @@
 #include <memory>
 
 #include "Commands.hpp"
+#include "FlagChecks.hpp"
 #include "ScenarioOptions.hpp"
 #include "moesim/common/Error.hpp"
 #include "moesim/reports/ChromeTrace.hpp"
@@ -39,8 +40,18 @@ void print_degree_curve(std::ostream& out, const std::vector<const schedules::Si
   }
 }
 
+/** The files a scenario was read from: no output may replace one. */
+std::vector<NamedPath> scenario_inputs(const schedules::Scenario& s) {
+  return {{"--model", s.model.file},
+          {"--hw", s.hw.source_file},
+          {"--routing", s.workload.routing.histogram_file}};
+}
+
 int run_simulate(const SimulateOptions& o, const Invocation& invocation) {
   schedules::Scenario primary = schedules::make_scenario(o.scenario);
+  std::vector<NamedPath> outputs = {{"--json", o.json_path}, {"--trace", o.trace_path}};
+  for (NamedPath& file : report_outputs(o.report_dir)) outputs.push_back(std::move(file));
+  check_outputs(outputs, scenario_inputs(primary));
   auto result = schedules::simulate(primary);
   std::unique_ptr<schedules::SimulationResult> baseline;
   if (!o.compare.empty()) {

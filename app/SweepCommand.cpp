@@ -4,12 +4,14 @@
 #include <algorithm>
 #include <atomic>
 #include <csignal>
+#include <cstdlib>
 #include <filesystem>
 #include <iostream>
 #include <memory>
 #include <thread>
 
 #include "Commands.hpp"
+#include "FlagChecks.hpp"
 #include "moesim/common/Error.hpp"
 #include "moesim/reports/HtmlReport.hpp"
 #include "moesim/reports/Metrics.hpp"
@@ -22,8 +24,9 @@ namespace moesim::app {
 namespace {
 
 std::atomic<bool> g_interrupted{false};
-extern "C" void on_interrupt(int) {
+extern "C" void on_interrupt(int signal) {
   g_interrupted.store(true);
+  std::signal(signal, SIG_DFL);  // a second Ctrl-C ends the process at once
 }
 
 struct SweepOptions {
@@ -97,11 +100,35 @@ void write_sweep_report(const std::string& dir, const sweep::SweepSpec& spec,
   std::cout << "# report: " << dir << "/index.html\n";
 }
 
+/** The sweep file's metric must be one a point reports. */
+void check_metric(const sweep::SweepSpec& spec) {
+  const std::vector<std::string> metrics = reports::sweep_columns();
+  if (std::find(metrics.begin(), metrics.end(), spec.metric) != metrics.end()) return;
+  std::string names;
+  for (const auto& m : metrics) names += (names.empty() ? "" : ", ") + m;
+  throw ConfigError(spec.file, "/metric",
+                    "= \"" + spec.metric.substr(0, 60) + "\": expected one of " + names);
+}
+
+/** Exit 2 when no point of the finished sweep succeeded: its file holds errors only. */
+int exit_code_of(const sweep::ResultLog& log, const std::string& out) {
+  const std::vector<sweep::Row> rows = log.read_all();
+  if (std::any_of(rows.begin(), rows.end(), [](const sweep::Row& r) { return r.ok; })) return 0;
+  std::cerr << "moesim: error: every point of the sweep failed (" << out << "); the first: "
+            << (rows.empty() ? std::string("none ran") : rows.front().error.substr(0, 500)) << "\n";
+  return 2;
+}
+
 int run_sweep_command(const SweepOptions& o) {
   auto spec = sweep::load_sweep(o.spec_path);
+  check_metric(spec);
   auto points = sweep::expand(spec);
+  if (points.empty()) throw ConfigError(o.spec_path, "/filter", "leaves no point to run");
   std::string out =
       o.out.empty() ? std::filesystem::path(o.spec_path).stem().string() + ".results.csv" : o.out;
+  std::vector<NamedPath> outputs = {{"--out", out}};
+  for (NamedPath& file : report_outputs(o.report_dir)) outputs.push_back(std::move(file));
+  check_outputs(outputs, {{"the sweep file", o.spec_path}});
   sweep::ResultLog log(out, spec.axis_names, reports::sweep_columns(), o.resume);
   g_interrupted.store(false);
   std::signal(SIGINT, on_interrupt);
@@ -113,6 +140,12 @@ int run_sweep_command(const SweepOptions& o) {
   if (summary.interrupted) {
     std::cerr << "moesim: interrupted: " << summary.skipped + summary.ran << " of " << summary.total
               << " points are in " << out << "; rerun with --resume to finish\n";
+    if (summary.abandoned > 0) {
+      // Points still simulating run on detached threads that must not outlive main's cleanup.
+      std::cout.flush();
+      std::cerr.flush();
+      std::_Exit(130);
+    }
     return 130;
   }
   log.finalize(points);
@@ -120,7 +153,7 @@ int run_sweep_command(const SweepOptions& o) {
   std::cout << "# sweep " << o.spec_path << ": " << summary.total << " points (" << summary.skipped
             << " already done, " << summary.ran << " run, " << summary.failed << " failed) -> " << out
             << "\n";
-  return 0;
+  return exit_code_of(log, out);
 }
 
 }  // namespace

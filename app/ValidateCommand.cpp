@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "Commands.hpp"
+#include "FlagChecks.hpp"
 #include "moesim/common/Error.hpp"
 #include "moesim/validate/Judge.hpp"
 
@@ -31,6 +32,9 @@ void write_json(const std::string& path, const nlohmann::json& rows) {
 int run_validate(const ValidateOptions& o) {
   if (o.published == !o.measured.empty())
     throw ConfigError("", "--published", "give exactly one of --published or --measured FILE...");
+  std::vector<NamedPath> inputs;
+  for (const auto& file : o.measured) inputs.push_back({"--measured", file});
+  check_outputs({{"--json", o.json_path}}, inputs);
   if (!o.measured.empty()) {
     std::vector<validate::MeasuredRun> runs;
     for (const auto& file : o.measured) {
@@ -63,10 +67,10 @@ void add_validate(CLI::App& app, const Invocation&, Action& action) {
   sub->add_option("--hw", o->hw,
                   "With --measured: this profile instead of the one matching the runner's GPU");
   sub->add_option("--tolerance", o->tolerance, "Exit 1 when any |time error| exceeds PCT")
-      ->check(CLI::NonNegativeNumber);
+      ->check(finite_in(0, 1e6));
   sub->add_option("--speedup-tolerance", o->speedup_tolerance,
                   "With --measured: exit 1 when any |predicted - measured| FarSkip speedup exceeds X")
-      ->check(CLI::NonNegativeNumber);
+      ->check(finite_in(0, 1e6));
   sub->add_option("--judge", o->judge,
                   "With --measured: records (each record against the tolerances) or configs (also the median "
                   "of each config's repeated runs, which then decides the exit code)")

@@ -1,6 +1,7 @@
 #include "moesim/calibrate/BenchResults.hpp"
 
 #include <algorithm>
+#include <limits>
 #include <set>
 
 #include "JsonText.hpp"
@@ -10,6 +11,16 @@ namespace moesim::calibrate {
 namespace {
 
 using detail::JsonAt;
+
+// Input limits (docs/limits.md): far beyond any GPU or benchmark, so that every count fits its int field
+// and every rate and size stays a finite, normal double through the fits.
+constexpr std::int64_t kMaxDim = std::int64_t{1} << 24;    // GEMM and attention dimensions
+constexpr std::int64_t kMaxCount = std::int64_t{1} << 20;  // ranks, GPUs, experts, SMs, samples
+constexpr double kMaxBytes = 1e15;
+constexpr double kMaxTflops = 1e5;
+constexpr double kMaxGBps = 1e7;
+constexpr double kMaxMhz = 1e5;
+constexpr double kMaxWatts = 1e5;
 
 std::string profile_dtype(const JsonAt& record, const std::string& key) {
   const std::string text = record.string(key);
@@ -53,7 +64,7 @@ RunInfo harness_run(const JsonAt& doc, const std::string& benchmark) {
   JsonAt first = gpus.at(std::size_t{0});
   run.gpu_name = first.string("name");
   run.gpu_arch = first.optional_string("arch").value_or("");
-  run.sm_count = static_cast<int>(first.integer("multiprocessors"));
+  run.sm_count = static_cast<int>(first.count("multiprocessors", 1, kMaxCount));
   return run;
 }
 
@@ -63,25 +74,27 @@ std::optional<NvmlReading> read_nvml(const JsonAt& r) {
   JsonAt n = r.at("nvml");
   if (!n.value().is_object()) r.fail("nvml", "must be an object");
   NvmlReading reading;
-  reading.samples = static_cast<int>(n.integer("samples"));
+  reading.samples = static_cast<int>(n.count("samples", 0, std::numeric_limits<int>::max()));
   if (reading.samples <= 0) return std::nullopt;
-  reading.sm_clock_hz = n.number("sm_clock_mhz") * 1e6;
-  reading.sm_clock_min_hz = n.optional_number("sm_clock_min_mhz").value_or(0.0) * 1e6;
-  reading.power_w = n.optional_number("power_w").value_or(0.0);
+  reading.sm_clock_hz = n.bounded("sm_clock_mhz", 1, kMaxMhz) * 1e6;
+  reading.sm_clock_min_hz =
+      (n.has("sm_clock_min_mhz") ? n.bounded("sm_clock_min_mhz", 0, kMaxMhz) : 0.0) * 1e6;
+  reading.power_w = n.has("power_w") ? n.bounded("power_w", 0, kMaxWatts) : 0.0;
   reading.clock_reasons = n.optional_string("clock_reasons").value_or("");
   return reading;
 }
 
 void read_gemm(const JsonAt& r, BenchResults& out) {
-  out.gemm.push_back({r.string("name"), r.integer("m"), r.integer("n"), r.integer("k"),
-                      profile_dtype(r, "in_dtype"), r.p50_seconds("time_us"),
-                      r.optional_number("host_us").value_or(0.0) * 1e-6, read_nvml(r)});
+  out.gemm.push_back({r.string("name"), r.count("m", 1, kMaxDim), r.count("n", 1, kMaxDim),
+                      r.count("k", 1, kMaxDim), profile_dtype(r, "in_dtype"), r.p50_seconds("time_us"),
+                      (r.has("host_us") ? r.bounded("host_us", 0, 3.6e9) : 0.0) * 1e-6, read_nvml(r)});
 }
 
 void read_grouped(const JsonAt& r, BenchResults& out) {
-  out.grouped_gemm.push_back({r.string("impl"), r.integer("experts"), r.integer("tokens_per_expert"),
-                              r.integer("n"), r.integer("k"), profile_dtype(r, "dtype"),
-                              r.p50_seconds("time_us"), read_nvml(r)});
+  out.grouped_gemm.push_back({r.string("impl"), r.count("experts", 1, kMaxCount),
+                              r.count("tokens_per_expert", 1, kMaxDim), r.count("n", 1, kMaxDim),
+                              r.count("k", 1, kMaxDim), profile_dtype(r, "dtype"), r.p50_seconds("time_us"),
+                              read_nvml(r)});
 }
 
 PowerLoad read_power_load(const JsonAt& r) {
@@ -91,22 +104,22 @@ PowerLoad read_power_load(const JsonAt& r) {
   if (l.kind != "idle" && l.kind != "gemm" && l.kind != "copy" && l.kind != "peer")
     r.fail("kind",
            "= \"" + l.kind + "\": expected idle, gemm, copy or peer (smcopy and gemm+smcopy are skipped)");
-  l.gpu = static_cast<int>(r.integer("gpu"));
-  l.target_duty = r.number("target_duty");
-  l.duty = r.number("duty");
+  l.gpu = static_cast<int>(r.count("gpu", 0, kMaxCount));
+  l.target_duty = r.bounded("target_duty", 0, 1);
+  l.duty = r.bounded("duty", 0, 1);
   if (l.kind == "gemm") {
-    l.m = r.integer("m");
-    l.n = r.integer("n");
-    l.k = r.integer("k");
+    l.m = r.count("m", 1, kMaxDim);
+    l.n = r.count("n", 1, kMaxDim);
+    l.k = r.count("k", 1, kMaxDim);
     l.dtype = profile_dtype(r, "dtype");
-    l.busy_rate = r.number("busy_tflops") * 1e12;
-    l.first_rate = r.number("first_burst_tflops") * 1e12;
+    l.busy_rate = r.bounded("busy_tflops", 0, kMaxTflops) * 1e12;
+    l.first_rate = r.bounded("first_burst_tflops", 0, kMaxTflops) * 1e12;
   } else {
-    l.busy_rate = r.number("busy_GBps") * 1e9;
-    l.first_rate = r.number("first_burst_GBps") * 1e9;
+    l.busy_rate = r.bounded("busy_GBps", 0, kMaxGBps) * 1e9;
+    l.first_rate = r.bounded("first_burst_GBps", 0, kMaxGBps) * 1e9;
   }
-  l.sm_clock_hz = r.number("sm_clock_mhz") * 1e6;
-  l.power_w = r.number("power_w");
+  l.sm_clock_hz = r.bounded("sm_clock_mhz", 0, kMaxMhz) * 1e6;
+  l.power_w = r.bounded("power_w", 0, kMaxWatts);
   l.clock_reasons = r.string("clock_reasons");
   return l;
 }
@@ -118,11 +131,13 @@ PowerRun read_power_run(const JsonAt& doc) {
     JsonAt limits = doc.at("power_limit_w");
     if (!limits.value().is_array()) doc.fail("power_limit_w", "must be an array of watts, one per GPU");
     for (std::size_t i = 0; i < limits.value().size(); ++i) {
-      if (!limits.value()[i].is_number()) limits.fail(std::to_string(i), "must be a number");
-      run.limit_w = std::max(run.limit_w, limits.value()[i].get<double>());
+      const nlohmann::json& watts = limits.value()[i];
+      if (!watts.is_number() || !(watts.get<double>() >= 0 && watts.get<double>() <= kMaxWatts))
+        limits.fail(std::to_string(i), "must be a number in [0, 1e5] W");
+      run.limit_w = std::max(run.limit_w, watts.get<double>());
     }
   }
-  run.max_clock_hz = doc.at("gpus").at(std::size_t{0}).number("sm_clock_max_mhz") * 1e6;
+  run.max_clock_hz = doc.at("gpus").at(std::size_t{0}).bounded("sm_clock_max_mhz", 0, kMaxMhz) * 1e6;
   return run;
 }
 
@@ -132,10 +147,10 @@ AttentionCase read_attention_case(const JsonAt& r, const std::string& impl) {
   const std::string pass = r.string("pass");
   if (pass != "fwd" && pass != "bwd") r.fail("pass", "= \"" + pass + "\": expected fwd or bwd");
   c.forward = pass == "fwd";
-  c.batch_heads = r.integer("batch_heads");
-  c.seq_len = r.integer("seq_len");
-  c.d_qk = r.integer("d_qk");
-  c.d_v = r.integer("d_v");
+  c.batch_heads = r.count("batch_heads", 1, kMaxDim);
+  c.seq_len = r.count("seq_len", 1, kMaxDim);
+  c.d_qk = r.count("d_qk", 1, kMaxDim);
+  c.d_v = r.count("d_v", 1, kMaxDim);
   c.time_s = r.p50_seconds("time_us");
   c.nvml = read_nvml(r);
   return c;
@@ -144,8 +159,8 @@ AttentionCase read_attention_case(const JsonAt& r, const std::string& impl) {
 void read_collective(const JsonAt& r, const std::string& file, BenchResults& out) {
   CollectiveCase c;
   c.op = r.string("op");
-  c.ranks = static_cast<int>(r.integer("ranks"));
-  c.bytes = r.number("size_bytes");
+  c.ranks = static_cast<int>(r.count("ranks", 1, kMaxCount));
+  c.bytes = r.bounded("size_bytes", 0, kMaxBytes);
   c.time_s = r.p50_seconds("time_us");
   c.file = file;
   if (c.bytes > 0) out.collectives.push_back(c);
@@ -154,26 +169,26 @@ void read_collective(const JsonAt& r, const std::string& file, BenchResults& out
 void read_contention(const JsonAt& r, const JsonAt& doc, BenchResults& out) {
   ContentionCase c;
   c.comm = r.string("comm");
-  c.bytes = r.number("bytes");
+  c.bytes = r.bounded("bytes", 0, kMaxBytes);
   if (r.has("nccl_max_ctas") && !r.value().at("nccl_max_ctas").is_null())
-    c.ctas = static_cast<int>(r.integer("nccl_max_ctas"));
-  c.ranks = static_cast<int>(r.integer("ranks"));
+    c.ctas = static_cast<int>(r.count("nccl_max_ctas", 0, kMaxCount));
+  c.ranks = static_cast<int>(r.count("ranks", 1, kMaxCount));
   c.high_priority = r.optional_string("comm_stream_priority").value_or("default") == "highest";
   c.compute = r.optional_string("compute").value_or("gemm");  // results before the memory kernels: GEMM only
   // contention_bench keeps the GEMM's gemm_* names and calls the others compute_*.
   const std::string prefix = c.compute == "gemm" ? "gemm" : "compute";
   if (c.compute == "gemm") {
-    c.gemm_m = r.integer("gemm_m");
-    c.gemm_n = r.integer("gemm_n");
-    c.gemm_k = r.integer("gemm_k");
+    c.gemm_m = r.count("gemm_m", 1, kMaxDim);
+    c.gemm_n = r.count("gemm_n", 1, kMaxDim);
+    c.gemm_k = r.count("gemm_k", 1, kMaxDim);
   } else {
-    c.compute_hbm_Bps = r.number("compute_hbm_GBps_alone") * 1e9;
+    c.compute_hbm_Bps = r.bounded("compute_hbm_GBps_alone", 0, kMaxGBps) * 1e9;
   }
   if (c.compute == "topk") {  // one selection per run, given on its command line
     const JsonAt options = doc.at("options");
-    c.tokens = options.integer("tokens");
-    c.experts = options.integer("experts");
-    c.top_k = options.integer("top_k");
+    c.tokens = options.count("tokens", 1, kMaxDim);
+    c.experts = options.count("experts", 1, kMaxCount);
+    c.top_k = options.count("top_k", 1, c.experts);
   }
   c.compute_alone_s = r.p50_seconds(prefix + "_alone_us");
   if (r.has(prefix + "_with_comm_us")) c.compute_with_comm_s = r.p50_seconds(prefix + "_with_comm_us");
@@ -182,6 +197,41 @@ void read_contention(const JsonAt& r, const JsonAt& doc, BenchResults& out) {
     c.comm_with_compute_s = r.p50_seconds("comm_with_" + prefix + "_us");
   c.file = doc.file();
   out.contention.push_back(c);
+}
+
+// PyTorch SDPA's attention times (kernels/tools/torch_sdpa_compare.py), a run of their own.
+void add_torch_sdpa(const JsonAt& doc, const JsonAt& results, BenchResults& out) {
+  RunInfo run;
+  run.file = doc.file();
+  run.benchmark = "torch_sdpa";
+  run.start_time = doc.string("start_time");
+  run.gpu_name = doc.optional_string("gpu").value_or("");
+  run.gpu_count = 1;
+  if (doc.has("torch")) run.libraries["PyTorch"] = doc.string("torch");
+  if (doc.has("cudnn")) run.libraries["cuDNN"] = cudnn_version(doc.value().at("cudnn"));
+  out.runs.push_back(run);
+  for (std::size_t i = 0; i < results.value().size(); ++i) {
+    JsonAt r = results.at(i);
+    out.attention.push_back(read_attention_case(r, "torch:" + r.string("backend")));
+  }
+}
+
+void add_power(const JsonAt& doc, const JsonAt& results, BenchResults& out) {
+  PowerRun power = read_power_run(doc);
+  for (std::size_t i = 0; i < results.value().size(); ++i) {
+    JsonAt r = results.at(i);
+    // SM-driven copies alone and beside a GEMM (power_bench's overlap loads): the power model has no term
+    // for them, so they are neither fitted nor scored; a note names each such load once.
+    const std::string kind = r.string("kind");
+    if (kind == "smcopy" || kind == "gemm+smcopy") {
+      const std::string skipped = doc.file() + ": power_bench load " + r.string("load");
+      if (std::find(out.ignored.begin(), out.ignored.end(), skipped) == out.ignored.end())
+        out.ignored.push_back(skipped);
+      continue;
+    }
+    power.loads.push_back(read_power_load(r));
+  }
+  out.power.push_back(std::move(power));
 }
 
 void add_document(const JsonAt& doc, BenchResults& out) {
@@ -193,7 +243,7 @@ void add_document(const JsonAt& doc, BenchResults& out) {
     return;
   }
   if (!doc.has("schema_version") || !doc.value().at("schema_version").is_number_integer() ||
-      doc.value().at("schema_version").get<int>() != 1)
+      doc.value().at("schema_version").get<std::int64_t>() != 1)
     doc.fail("schema_version", "must be 1 (a kernels/ results file: see kernels/README.md)");
   const std::string tool = doc.string("tool");
   if (tool.rfind("moesim-kernels", 0) != 0)
@@ -202,19 +252,7 @@ void add_document(const JsonAt& doc, BenchResults& out) {
   if (!results.value().is_array()) doc.fail("results", "must be an array");
 
   if (tool == "moesim-kernels/torch_sdpa_compare.py") {
-    RunInfo run;
-    run.file = doc.file();
-    run.benchmark = "torch_sdpa";
-    run.start_time = doc.string("start_time");
-    run.gpu_name = doc.optional_string("gpu").value_or("");
-    run.gpu_count = 1;
-    if (doc.has("torch")) run.libraries["PyTorch"] = doc.string("torch");
-    if (doc.has("cudnn")) run.libraries["cuDNN"] = cudnn_version(doc.value().at("cudnn"));
-    out.runs.push_back(run);
-    for (std::size_t i = 0; i < results.value().size(); ++i) {
-      JsonAt r = results.at(i);
-      out.attention.push_back(read_attention_case(r, "torch:" + r.string("backend")));
-    }
+    add_torch_sdpa(doc, results, out);
     return;
   }
   if (tool != "moesim-kernels") {
@@ -231,21 +269,7 @@ void add_document(const JsonAt& doc, BenchResults& out) {
   RunInfo run = harness_run(doc, benchmark);
   out.runs.push_back(run);
   if (benchmark == "power") {
-    PowerRun power = read_power_run(doc);
-    for (std::size_t i = 0; i < results.value().size(); ++i) {
-      JsonAt r = results.at(i);
-      // SM-driven copies alone and beside a GEMM (power_bench's overlap loads): the power model has no term
-      // for them, so they are neither fitted nor scored; a note names each such load once.
-      const std::string kind = r.string("kind");
-      if (kind == "smcopy" || kind == "gemm+smcopy") {
-        const std::string skipped = doc.file() + ": power_bench load " + r.string("load");
-        if (std::find(out.ignored.begin(), out.ignored.end(), skipped) == out.ignored.end())
-          out.ignored.push_back(skipped);
-        continue;
-      }
-      power.loads.push_back(read_power_load(r));
-    }
-    out.power.push_back(std::move(power));
+    add_power(doc, results, out);
     return;
   }
   for (std::size_t i = 0; i < results.value().size(); ++i) {
@@ -257,7 +281,7 @@ void add_document(const JsonAt& doc, BenchResults& out) {
     } else if (benchmark == "attention") {
       out.attention.push_back(read_attention_case(r, "unfused"));
     } else if (benchmark == "memory") {
-      out.memory.push_back({r.string("op"), r.number("bytes"), r.p50_seconds("time_us")});
+      out.memory.push_back({r.string("op"), r.bounded("bytes", 0, kMaxBytes), r.p50_seconds("time_us")});
     } else if (benchmark == "collectives") {
       read_collective(r, doc.file(), out);
     } else if (benchmark == "contention") {

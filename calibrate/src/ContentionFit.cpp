@@ -173,61 +173,79 @@ std::string fit_gemm_lengths(hw::ContentionSpec& spec, const std::vector<const C
   return text;
 }
 
-}  // namespace
+using LatencyOf = std::function<double(const ContentionCase&)>;
 
-void fit_contention(Context& c) {
-  hw::HwProfile& p = c.out.profile;
-  hw::ContentionSpec& spec = p.contention;
-  const int sms = p.gpu.sm_count;
-  std::vector<const ContentionCase*> nccl, copy_engine, adds, softmaxes;
-  for (const ContentionCase& k : c.in.bench.contention) {
+/** The contention cases by what ran beside what. */
+struct ContentionCases {
+  std::vector<const ContentionCase*> nccl;      // GEMMs beside NCCL, longest GEMM shape only
+  std::vector<const ContentionCase*> all_nccl;  // GEMMs beside NCCL, every shape
+  std::vector<const ContentionCase*> copy_engine;
+  std::vector<const ContentionCase*> adds;       // the streaming add (HBM sharing)
+  std::vector<const ContentionCase*> softmaxes;  // the runner's causal softmax
+};
+
+ContentionCases sort_cases(const std::vector<ContentionCase>& all) {
+  ContentionCases cases;
+  for (const ContentionCase& k : all) {
     if (k.compute != "gemm") {
-      if (k.compute == "add") adds.push_back(&k);
-      if (k.compute == "softmax") softmaxes.push_back(&k);
+      if (k.compute == "add") cases.adds.push_back(&k);
+      if (k.compute == "softmax") cases.softmaxes.push_back(&k);
       continue;  // rmsnorm and topk: MemoryKernelFit.cpp and RouterFit.cpp
     }
     if (k.comm == "ce_copy") {
-      copy_engine.push_back(&k);
+      cases.copy_engine.push_back(&k);
     } else if (profile_kind(k.comm) && k.compute_with_comm_s && k.comm_with_compute_s) {
-      nccl.push_back(&k);
+      cases.nccl.push_back(&k);
     }
   }
-  // The factors below come from the longest GEMM shape; the others enter gemm_slowdown_with_comm only.
-  const std::vector<const ContentionCase*> all_nccl = nccl;
-  if (!nccl.empty()) {
-    const std::string reference = shape_text(**std::max_element(
-        nccl.begin(), nccl.end(), [](auto* a, auto* b) { return a->compute_alone_s < b->compute_alone_s; }));
-    std::erase_if(nccl, [&](const ContentionCase* k) { return shape_text(*k) != reference; });
+  // The factors come from the longest GEMM shape; the others enter gemm_slowdown_with_comm only.
+  cases.all_nccl = cases.nccl;
+  if (!cases.nccl.empty()) {
+    const std::string reference =
+        shape_text(**std::max_element(cases.nccl.begin(), cases.nccl.end(), [](auto* a, auto* b) {
+          return a->compute_alone_s < b->compute_alone_s;
+        }));
+    std::erase_if(cases.nccl, [&](const ContentionCase* k) { return shape_text(*k) != reference; });
   }
-  std::vector<double> ce_gemm, ce_comm, peer_gemm;
+  return cases;
+}
+
+/** Slowdowns of the GEMM beside copy-engine transfers (all, and peer copies only) and of the transfers. */
+struct CopyEngineSlowdowns {
+  std::vector<double> gemm, comm, peer_gemm;
+};
+
+CopyEngineSlowdowns copy_engine_slowdowns(const std::vector<const ContentionCase*>& copy_engine) {
+  CopyEngineSlowdowns out;
   for (const ContentionCase* k : copy_engine) {
     if (k->compute_with_comm_s) {
       const double slowdown = *k->compute_with_comm_s / k->compute_alone_s;
-      ce_gemm.push_back(slowdown);
+      out.gemm.push_back(slowdown);
       // A device-local copy reads and writes this GPU's HBM; a peer copy of an all-to-all does half of each.
-      if (k->ranks > 1) peer_gemm.push_back(slowdown);
+      if (k->ranks > 1) out.peer_gemm.push_back(slowdown);
     }
-    if (k->comm_with_compute_s) ce_comm.push_back(*k->comm_with_compute_s / k->comm_alone_s);
+    if (k->comm_with_compute_s) out.comm.push_back(*k->comm_with_compute_s / k->comm_alone_s);
   }
-  const std::function<double(const ContentionCase&)> latency_of = [&](const ContentionCase& k) {
-    const auto kind = profile_kind(k.comm);
-    if (!kind || !p.has_collective(*kind, CollectiveScope::INTRA)) return 0.0;
-    return hw::collective_steps(*kind, k.ranks) * p.step_latency_s(*kind, k.ranks, CollectiveScope::INTRA);
-  };
-  const std::string copy_text = fit_copy_slowdown(spec, peer_gemm, files_tags(c, "contention"));
-  if (nccl.empty()) {
-    if (!copy_engine.empty()) {
-      spec.source +=
-          " Calibration " + files_tags(c, "contention") + " measured copy-engine transfers only (" +
-          (copy_engine.front()->ranks == 1 ? "a device-local copy" : "peer copies") +
-          "): they slowed the GEMM " + range_text(ce_gemm) + "x and were slowed " + range_text(ce_comm) +
-          "x themselves; the engine gives copy-engine transfers no SMs and no bandwidth loss, so the "
-          "factors above are kept." +
-          copy_text + fit_hbm_sharing(c, adds, latency_of);
-    }
-    return;
-  }
-  // 1. Residual compute slowdown from the runs whose CTA count is known and whose collective spans the GEMM.
+  return out;
+}
+
+bool default_ctas(const ContentionCase& k) {
+  return k.ctas && *k.ctas == 0;
+}
+
+/** The source's sentences on compute_slowdown_with_comm and comm_sms; either may be empty. */
+struct SmSharingText {
+  std::string residual;
+  std::string comm_sms;
+};
+
+// 1. The residual compute slowdown from the cases whose CTA count is known and whose collective spans the
+// GEMM; 2. the SMs a default NCCL kernel holds: what explains the default-CTA GEMM slowdowns with that
+// residual. Without capped cases comm_sms is inferred with the base's residual, and the residual then
+// re-derived from the default-CTA cases with that comm_sms (the source text calls it kept from the base).
+SmSharingText fit_sm_sharing(hw::ContentionSpec& spec, const std::vector<const ContentionCase*>& nccl,
+                             int sms) {
+  SmSharingText text;
   std::vector<double> residuals;
   std::set<int> cta_values;
   for (const ContentionCase* k : nccl) {
@@ -237,68 +255,93 @@ void fit_contention(Context& c) {
       cta_values.insert(*k->ctas);
     }
   }
-  std::string r_text;
   if (!residuals.empty()) {
     spec.compute_slowdown_with_comm = round4(std::max(1.0, geometric_mean(residuals)));
     std::string ctas;
     for (int v : cta_values) ctas += (ctas.empty() ? "" : ", ") + std::to_string(v);
-    r_text = "compute_slowdown_with_comm = geometric mean over the " + std::to_string(residuals.size()) +
-             " cases with an NCCL CTA cap (" + ctas +
-             ") whose collective alone lasts at least as long as the GEMM of " + "GEMM slowdown x (" +
-             std::to_string(sms) + " - CTAs) / " + std::to_string(sms) + " (" + range_text(residuals) + ")";
+    text.residual = "compute_slowdown_with_comm = geometric mean over the " +
+                    std::to_string(residuals.size()) + " cases with an NCCL CTA cap (" + ctas +
+                    ") whose collective alone lasts at least as long as the GEMM of " + "GEMM slowdown x (" +
+                    std::to_string(sms) + " - CTAs) / " + std::to_string(sms) + " (" + range_text(residuals) +
+                    ")";
   }
-  // 2. The SMs a default NCCL kernel holds: what explains the default-CTA GEMM slowdowns with that residual.
   std::vector<double> inferred;
   for (const ContentionCase* k : nccl) {
-    if (k->ctas && *k->ctas == 0 && covers_gemm(*k))
+    if (default_ctas(*k) && covers_gemm(*k))
       inferred.push_back(inferred_comm_sms(*k->compute_with_comm_s / k->compute_alone_s,
                                            spec.compute_slowdown_with_comm, sms));
   }
-  std::string sms_text;
-  if (!inferred.empty()) {
-    double mean = 0;
-    for (double v : inferred) mean += v / static_cast<double>(inferred.size());
-    spec.comm_sms = std::clamp(static_cast<int>(std::lround(mean)), 0, sms - 1);
-    sms_text = "comm_sms = " + std::to_string(spec.comm_sms) +
-               ": the SM count that, with that residual, explains the " + std::to_string(inferred.size()) +
-               " default-CTA cases whose collective spans the GEMM (GEMM slowdown " +
-               "= r x SMs / (SMs - comm_sms); per case " + range_text(inferred) + ")";
+  if (inferred.empty()) return text;
+  double mean = 0;
+  for (double v : inferred) mean += v / static_cast<double>(inferred.size());
+  spec.comm_sms = std::clamp(static_cast<int>(std::lround(mean)), 0, sms - 1);
+  if (!residuals.empty()) {
+    text.comm_sms = "comm_sms = " + std::to_string(spec.comm_sms) +
+                    ": the SM count that, with that residual, explains the " +
+                    std::to_string(inferred.size()) +
+                    " default-CTA cases whose collective spans the GEMM (GEMM slowdown " +
+                    "= r x SMs / (SMs - comm_sms); per case " + range_text(inferred) + ")";
+    return text;
   }
-  if (residuals.empty() && !inferred.empty()) {
-    // No capped runs: the residual comes from the default runs with the base comm_sms.
-    std::vector<double> r;
-    for (const ContentionCase* k : nccl) {
-      if (k->ctas && *k->ctas == 0 && covers_gemm(*k))
-        r.push_back(
-            residual_compute_slowdown(*k->compute_with_comm_s / k->compute_alone_s, sms, spec.comm_sms));
-    }
-    spec.compute_slowdown_with_comm = round4(std::max(1.0, geometric_mean(r)));
-    r_text = "compute_slowdown_with_comm from the default-CTA cases with comm_sms " +
-             std::to_string(spec.comm_sms) + " kept from the base";
-    sms_text.clear();
-  }
-  // 3. Collectives under compute. The engine starts an NCCL kernel at the end of the kernels that fill the
-  // GPU when it arrives (blocks are not preempted), so back to back under a GEMM stream one that fits in
-  // a GEMM lasts one GEMM (it ends at the next boundary) and one that outlasts it waits half a GEMM on
-  // average before it runs; comm_slowdown_with_compute is what is left while it runs beside compute.
-  std::vector<double> fitted, fits_ratio;
-  std::vector<std::string> examples;
-  auto under_gemm = [&](const ContentionCase& k) { return k.comm_alone_s <= *k.compute_with_comm_s; };
+  // No capped case: the residual comes from the default-CTA cases with that comm_sms.
+  std::vector<double> r;
   for (const ContentionCase* k : nccl) {
-    if (!(k->ctas && *k->ctas == 0) || k->comm_alone_s <= latency_of(*k)) continue;
+    if (default_ctas(*k) && covers_gemm(*k))
+      r.push_back(
+          residual_compute_slowdown(*k->compute_with_comm_s / k->compute_alone_s, sms, spec.comm_sms));
+  }
+  spec.compute_slowdown_with_comm = round4(std::max(1.0, geometric_mean(r)));
+  text.residual = "compute_slowdown_with_comm from the default-CTA cases with comm_sms " +
+                  std::to_string(spec.comm_sms) + " kept from the base";
+  return text;
+}
+
+bool under_gemm(const ContentionCase& k) {
+  return k.comm_alone_s <= *k.compute_with_comm_s;
+}
+
+// 3. Collectives under compute. The engine starts an NCCL kernel at the end of the kernels that fill the
+// GPU when it arrives (blocks are not preempted), so back to back under a GEMM stream one that fits in
+// a GEMM lasts one GEMM (it ends at the next boundary) and one that outlasts it waits half a GEMM on
+// average before it runs; comm_slowdown_with_compute is what is left while it runs beside compute.
+std::string fit_comm_under_compute(hw::ContentionSpec& spec, const std::vector<const ContentionCase*>& nccl,
+                                   const LatencyOf& latency_of) {
+  std::vector<double> fitted, fits_ratio;
+  std::string example;
+  for (const ContentionCase* k : nccl) {
+    if (!default_ctas(*k) || k->comm_alone_s <= latency_of(*k)) continue;
     if (under_gemm(*k)) {
       fits_ratio.push_back(*k->comm_with_compute_s / *k->compute_with_comm_s);
-      if (examples.empty())
-        examples.push_back("a " + bytes_text(k->bytes) + " " + k->comm + " on " + std::to_string(k->ranks) +
-                           " GPUs: " + fixed(k->comm_alone_s * 1e6, 0) + " us alone, " +
-                           fixed(*k->comm_with_compute_s * 1e6, 0) + " us under a " +
-                           fixed(*k->compute_with_comm_s * 1e6, 0) + " us GEMM");
+      if (example.empty())
+        example = "a " + bytes_text(k->bytes) + " " + k->comm + " on " + std::to_string(k->ranks) +
+                  " GPUs: " + fixed(k->comm_alone_s * 1e6, 0) + " us alone, " +
+                  fixed(*k->comm_with_compute_s * 1e6, 0) + " us under a " +
+                  fixed(*k->compute_with_comm_s * 1e6, 0) + " us GEMM";
     } else {
       const double waited = *k->comm_with_compute_s - *k->compute_with_comm_s / 2;
       fitted.push_back(std::max(1.0, comm_bandwidth_slowdown(k->comm_alone_s, waited, latency_of(*k))));
     }
   }
   if (!fitted.empty()) spec.comm_slowdown_with_compute = round4(geometric_mean(fitted));
+  std::string text =
+      "NCCL kernels start at a kernel boundary: a collective that fits in one GEMM under the GEMM stream "
+      "lasted " +
+      (fits_ratio.empty() ? std::string("(no such case)") : range_text(fits_ratio)) +
+      " GEMMs (the boundary model says 1)";
+  if (!example.empty()) text += ", e.g. " + example;
+  return text + (fitted.empty()
+                     ? "; comm_slowdown_with_compute kept from the base: no default-CTA collective "
+                       "outlasts the GEMM"
+                     : "; comm_slowdown_with_compute = " + num(spec.comm_slowdown_with_compute, 4) +
+                           ": geometric mean over the " + std::to_string(fitted.size()) +
+                           " default-CTA cases that outlast the GEMM of (t_with - GEMM/2 - latency) / "
+                           "(t_alone - latency), at least 1 (" +
+                           range_text(fitted) + ")");
+}
+
+// The section's source: what ran (GEMM, sizes, GPU counts) and the sentences of each fit.
+std::string nccl_source(Context& c, const std::vector<const ContentionCase*>& nccl, const SmSharingText& sm,
+                        const std::string& under_compute) {
   const ContentionCase& first = *nccl.front();
   std::string gemm = std::to_string(first.gemm_m) + "x" + std::to_string(first.gemm_n) + "x" +
                      std::to_string(first.gemm_k) + " bf16";
@@ -311,58 +354,38 @@ void fit_contention(Context& c) {
   std::string ranks_text, sizes_text;
   for (int r : ranks) ranks_text += (ranks_text.empty() ? "" : ", ") + std::to_string(r);
   for (double b : sizes) sizes_text += (sizes_text.empty() ? "" : ", ") + bytes_text(b);
-  std::string s_text =
-      "NCCL kernels start at a kernel boundary: a collective that fits in one GEMM under the GEMM stream "
-      "lasted " +
-      (fits_ratio.empty() ? std::string("(no such case)") : range_text(fits_ratio)) +
-      " GEMMs (the boundary model says 1)";
-  if (!examples.empty()) s_text += ", e.g. " + examples.front();
-  s_text +=
-      fitted.empty()
-          ? "; comm_slowdown_with_compute kept from the base: no default-CTA collective outlasts the GEMM"
-          : "; comm_slowdown_with_compute = " + num(spec.comm_slowdown_with_compute, 4) +
-                ": geometric mean over the " + std::to_string(fitted.size()) +
-                " default-CTA cases that outlast the GEMM of (t_with - GEMM/2 - latency) / "
-                "(t_alone - latency), at least 1 (" +
-                range_text(fitted) + ")";
-  spec.source = "Calibrated " + files_tags(c, "contention") + " with contention_bench: a " + gemm +
-                " GEMM stream on every GPU against NCCL all_reduce / all_to_all of " + sizes_text +
-                " per rank on " + ranks_text + " GPUs (NCCL default CTAs and caps), p50. " +
-                (r_text.empty() ? "" : r_text + ". ") + (sms_text.empty() ? "" : sms_text + ". ") + s_text +
-                ".";
-  if (!copy_engine.empty()) {
-    spec.source += " Copy-engine transfers slowed the GEMM " + range_text(ce_gemm) + "x and were slowed " +
-                   range_text(ce_comm) + "x; the engine gives them no SMs and no bandwidth loss." + copy_text;
-  }
-  const std::string hbm_text = fit_hbm_sharing(c, adds, latency_of);
-  spec.source += hbm_text.empty()
-                     ? " HBM sharing (hbm_bytes_per_comm_byte, hbm_bytes_per_copy_byte, "
-                       "comm_hbm_weight) is kept from the base: no HBM-bound kernel was measured."
-                     : hbm_text;
-  std::vector<double> softmax_slow;
+  return "Calibrated " + files_tags(c, "contention") + " with contention_bench: a " + gemm +
+         " GEMM stream on every GPU against NCCL all_reduce / all_to_all of " + sizes_text + " per rank on " +
+         ranks_text + " GPUs (NCCL default CTAs and caps), p50. " +
+         (sm.residual.empty() ? "" : sm.residual + ". ") + (sm.comm_sms.empty() ? "" : sm.comm_sms + ". ") +
+         under_compute + ".";
+}
+
+std::string softmax_text(const std::vector<const ContentionCase*>& softmaxes) {
+  std::vector<double> slowdowns;
   for (const ContentionCase* k : softmaxes) {
     if (k->ranks > 1 && k->compute_with_comm_s)
-      softmax_slow.push_back(*k->compute_with_comm_s / k->compute_alone_s);
+      slowdowns.push_back(*k->compute_with_comm_s / k->compute_alone_s);
   }
-  if (!softmax_slow.empty()) {
-    spec.source += " The layer runner's causal softmax (" +
-                   fixed(softmaxes.front()->compute_hbm_Bps / 1e9, 0) + " GB/s alone) slowed " +
-                   range_text(softmax_slow) +
-                   "x beside the same peer collectives: as SM-bound work, not HBM-bound.";
-  }
+  if (slowdowns.empty()) return "";
+  return " The layer runner's causal softmax (" + fixed(softmaxes.front()->compute_hbm_Bps / 1e9, 0) +
+         " GB/s alone) slowed " + range_text(slowdowns) +
+         "x beside the same peer collectives: as SM-bound work, not HBM-bound.";
+}
 
-  spec.source += fit_gemm_lengths(spec, all_nccl, sms);
-
+void add_contention_residuals(Context& c, const ContentionCases& cases, const LatencyOf& latency_of) {
+  const hw::HwProfile& p = c.out.profile;
+  const hw::ContentionSpec& spec = p.contention;
   ErrorSummary gemm_e, comm_e;
-  for (const ContentionCase* k : all_nccl) {
+  for (const ContentionCase* k : cases.all_nccl) {
     if (covers_gemm(*k) && k->ctas) {
-      gemm_e.add(
-          k->compute_alone_s * p.gemm_slowdown_with_comm(k->compute_alone_s) * sm_stretch(*k, spec, sms),
-          *k->compute_with_comm_s);
+      gemm_e.add(k->compute_alone_s * p.gemm_slowdown_with_comm(k->compute_alone_s) *
+                     sm_stretch(*k, spec, p.gpu.sm_count),
+                 *k->compute_with_comm_s);
     }
   }
-  for (const ContentionCase* k : nccl) {
-    if (k->ctas && *k->ctas == 0) {
+  for (const ContentionCase* k : cases.nccl) {
+    if (default_ctas(*k)) {
       const double lat = latency_of(*k);
       const double boundary_model =
           under_gemm(*k)
@@ -376,6 +399,49 @@ void fit_contention(Context& c) {
                "spans the GEMM");
   add_residual(c, "contention comm", comm_e,
                "collective time under the GEMM vs the kernel-boundary model, all default-CTA cases");
+}
+
+}  // namespace
+
+void fit_contention(Context& c) {
+  hw::HwProfile& p = c.out.profile;
+  hw::ContentionSpec& spec = p.contention;
+  const int sms = p.gpu.sm_count;
+  const ContentionCases cases = sort_cases(c.in.bench.contention);
+  const CopyEngineSlowdowns ce = copy_engine_slowdowns(cases.copy_engine);
+  const LatencyOf latency_of = [&](const ContentionCase& k) {
+    const auto kind = profile_kind(k.comm);
+    if (!kind || !p.has_collective(*kind, CollectiveScope::INTRA)) return 0.0;
+    return hw::collective_steps(*kind, k.ranks) * p.step_latency_s(*kind, k.ranks, CollectiveScope::INTRA);
+  };
+  const std::string copy_text = fit_copy_slowdown(spec, ce.peer_gemm, files_tags(c, "contention"));
+  if (cases.nccl.empty()) {
+    if (!cases.copy_engine.empty()) {
+      spec.source +=
+          " Calibration " + files_tags(c, "contention") + " measured copy-engine transfers only (" +
+          (cases.copy_engine.front()->ranks == 1 ? "a device-local copy" : "peer copies") +
+          "): they slowed the GEMM " + range_text(ce.gemm) + "x and were slowed " + range_text(ce.comm) +
+          "x themselves; the engine gives copy-engine transfers no SMs and no bandwidth loss, so the "
+          "factors above are kept." +
+          copy_text + fit_hbm_sharing(c, cases.adds, latency_of);
+    }
+    return;
+  }
+  const SmSharingText sm = fit_sm_sharing(spec, cases.nccl, sms);
+  const std::string under_compute = fit_comm_under_compute(spec, cases.nccl, latency_of);
+  spec.source = nccl_source(c, cases.nccl, sm, under_compute);
+  if (!cases.copy_engine.empty()) {
+    spec.source += " Copy-engine transfers slowed the GEMM " + range_text(ce.gemm) + "x and were slowed " +
+                   range_text(ce.comm) + "x; the engine gives them no SMs and no bandwidth loss." + copy_text;
+  }
+  const std::string hbm_text = fit_hbm_sharing(c, cases.adds, latency_of);
+  spec.source += hbm_text.empty()
+                     ? " HBM sharing (hbm_bytes_per_comm_byte, hbm_bytes_per_copy_byte, "
+                       "comm_hbm_weight) is kept from the base: no HBM-bound kernel was measured."
+                     : hbm_text;
+  spec.source += softmax_text(cases.softmaxes);
+  spec.source += fit_gemm_lengths(spec, cases.all_nccl, sms);
+  add_contention_residuals(c, cases, latency_of);
   c.calibrated_parts.push_back("contention factors");
 }
 

@@ -1,33 +1,20 @@
 #include "JsonText.hpp"
 
-#include <algorithm>
-#include <fstream>
-#include <sstream>
+#include <limits>
 
 #include "moesim/common/Error.hpp"
+#include "moesim/common/InputFile.hpp"
+#include "moesim/common/JsonReader.hpp"
+#include "moesim/common/NumberText.hpp"
 
 namespace moesim::calibrate::detail {
 
 std::string read_text_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw ConfigError(path, "", "cannot open the file");
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
+  return read_input_file(path, InputKind::DATA);
 }
 
 nlohmann::json parse_json_lines(const std::string& text, const std::string& file) {
-  try {
-    return nlohmann::json::parse(text);
-  } catch (const nlohmann::json::parse_error& e) {
-    const std::size_t end = std::min<std::size_t>(e.byte == 0 ? 0 : e.byte - 1, text.size());
-    const auto line = 1 + std::count(text.begin(), text.begin() + static_cast<std::ptrdiff_t>(end), '\n');
-    std::string what = e.what();
-    // nlohmann's text is "[json.exception.parse_error.101] parse error at line L, column C: ..."
-    const std::size_t colon = what.find(": ", what.find("column"));
-    if (colon != std::string::npos) what = what.substr(colon + 2);
-    throw ConfigError(file + ":" + std::to_string(line), "", "invalid JSON: " + what);
-  }
+  return parse_json_text(text, file);
 }
 
 JsonAt JsonAt::at(const std::string& key) const {
@@ -68,12 +55,35 @@ std::optional<double> JsonAt::optional_number(const std::string& key) const {
 std::int64_t JsonAt::integer(const std::string& key) const {
   JsonAt v = at(key);
   if (!v.value().is_number_integer()) fail(key, "must be an integer");
+  if (v.value().is_number_unsigned() &&
+      v.value().get<std::uint64_t>() > std::numeric_limits<std::int64_t>::max())
+    fail(key, "= " + shown_value(v.value()) + ": must be < 2^63");
   return v.value().get<std::int64_t>();
 }
 
+std::int64_t JsonAt::count(const std::string& key, std::int64_t minimum, std::int64_t maximum) const {
+  const std::int64_t value = integer(key);
+  if (value < minimum || value > maximum) {
+    fail(key, "= " + std::to_string(value) + ": must be an integer in [" + std::to_string(minimum) + ", " +
+                  std::to_string(maximum) + "]");
+  }
+  return value;
+}
+
+double JsonAt::bounded(const std::string& key, double minimum, double maximum) const {
+  const double value = number(key);
+  if (!(value >= minimum && value <= maximum)) {
+    fail(key, "= " + format_number(value) + ": must be in [" + format_number(minimum) + ", " +
+                  format_number(maximum) + "]");
+  }
+  return value;
+}
+
 double JsonAt::p50_seconds(const std::string& key) const {
+  // A kernel or collective between a nanosecond and an hour: beyond that a time is not a measurement.
   const double us = at(key).number("p50");
-  if (!(us > 0)) at(key).fail("p50", "= " + std::to_string(us) + ": must be > 0");
+  if (!(us >= 1e-3 && us <= 3.6e9))
+    at(key).fail("p50", "= " + format_number(us) + ": must be in [0.001, 3.6e9] us");
   return us * 1e-6;
 }
 

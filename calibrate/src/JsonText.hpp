@@ -8,10 +8,11 @@
 
 namespace moesim::calibrate::detail {
 
-/** @brief The whole file as text; ConfigError naming the file when it cannot be read. */
+/** @brief The whole file as text (read_input_file: a regular file within the limit for measurement files). */
 std::string read_text_file(const std::string& path);
 
-/** @brief Parses `text` from `file`; a syntax error is a ConfigError "file:LINE: ...". */
+/** @brief Parses `text` from `file` strictly (parse_json_text); a syntax error is a ConfigError "file:LINE:
+ * ...". */
 nlohmann::json parse_json_lines(const std::string& text, const std::string& file);
 
 /** @brief A value inside a file, addressed by its JSON pointer, with checked accessors. */
@@ -32,6 +33,10 @@ class JsonAt {
   double number(const std::string& key) const;
   std::optional<double> optional_number(const std::string& key) const;
   std::int64_t integer(const std::string& key) const;
+  /** @brief An integer in [minimum, maximum] (a count or a size that fits the fields it fills). */
+  std::int64_t count(const std::string& key, std::int64_t minimum, std::int64_t maximum) const;
+  /** @brief A number in [minimum, maximum]. */
+  double bounded(const std::string& key, double minimum, double maximum) const;
   /** @brief p50 of a harness time summary {"p50": ...} at `key`, in seconds (the file holds µs). */
   double p50_seconds(const std::string& key) const;
   /** @brief Throws ConfigError "file: /pointer/key message". */

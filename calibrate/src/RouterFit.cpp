@@ -28,6 +28,26 @@ std::map<std::int64_t, std::vector<double>> alone_times(const std::vector<const 
   return by_tokens;
 }
 
+// The top-k runs by top_k, each at one expert count; `files` collects their files.
+std::map<std::int64_t, TopkCases> group_by_top_k(const std::vector<ContentionCase>& contention,
+                                                 std::set<std::string>& files) {
+  std::map<std::int64_t, TopkCases> by_k;
+  for (const ContentionCase& k : contention) {
+    if (k.compute != "topk") continue;
+    files.insert(k.file);
+    TopkCases& group = by_k[k.top_k];
+    if (group.experts != 0 && group.experts != k.experts) {
+      throw ConfigError(k.file, "/options/experts",
+                        "= " + std::to_string(k.experts) + ": top_k " + std::to_string(k.top_k) +
+                            " was measured at " + std::to_string(group.experts) +
+                            " experts too; the router table keeps one expert count per top_k");
+    }
+    group.experts = k.experts;
+    group.cases.push_back(&k);
+  }
+  return by_k;
+}
+
 }  // namespace
 
 bool beside_nccl(const ContentionCase& k) {
@@ -45,21 +65,8 @@ bool beside_nccl(const ContentionCase& k) {
  */
 void fit_router_topk(Context& c) {
   hw::HwProfile& p = c.out.profile;
-  std::map<std::int64_t, TopkCases> by_k;
   std::set<std::string> files;
-  for (const ContentionCase& k : c.in.bench.contention) {
-    if (k.compute != "topk") continue;
-    files.insert(k.file);
-    TopkCases& group = by_k[k.top_k];
-    if (group.experts != 0 && group.experts != k.experts) {
-      throw ConfigError(k.file, "/options/experts",
-                        "= " + std::to_string(k.experts) + ": top_k " + std::to_string(k.top_k) +
-                            " was measured at " + std::to_string(group.experts) +
-                            " experts too; the router table keeps one expert count per top_k");
-    }
-    group.experts = k.experts;
-    group.cases.push_back(&k);
-  }
+  const std::map<std::int64_t, TopkCases> by_k = group_by_top_k(c.in.bench.contention, files);
   if (by_k.empty()) return;
   const double sms = p.gpu.sm_count;
   hw::RouterTopkTable table;

@@ -24,7 +24,9 @@ bool ends_with(const std::string& text, std::string_view suffix) {
 
 bool looks_like_path(const std::string& name_or_path) {
   std::error_code ignored;
-  return ends_with(name_or_path, kJsonSuffix) || fs::is_regular_file(name_or_path, ignored);
+  // Anything that exists but a folder is read as a file, so that a FIFO or a device gets its own error.
+  return ends_with(name_or_path, kJsonSuffix) ||
+         (fs::exists(name_or_path, ignored) && !fs::is_directory(name_or_path, ignored));
 }
 
 std::string join(const std::vector<std::string>& names) {

@@ -1,6 +1,7 @@
 #include "ProfileParser.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <limits>
 
 #include "ProfileUnits.hpp"
@@ -28,6 +29,13 @@ int count(JsonObject& obj, const std::string& key) {
   return static_cast<int>(value);
 }
 
+// A file value in its key's unit, as SI; a value whose conversion overflows (1e308 GB/s) is no quantity.
+double scaled(JsonObject& obj, const std::string& key, double unit) {
+  const double value = obj.number(key) * unit;
+  if (!std::isfinite(value)) obj.fail(key, "is too large to be a physical value (docs/limits.md)");
+  return value;
+}
+
 std::string dtype_list() {
   std::string out;
   for (const auto& dtype : known_dtypes()) out += (out.empty() ? "" : ", ") + dtype;
@@ -48,6 +56,11 @@ std::map<std::string, double> dtype_map(JsonObject& obj, const std::string& key,
     }
     if (!it.value().is_number()) throw ConfigError(obj.file(), entry, "expected a number");
     out[it.key()] = it.value().get<double>() * unit;
+    if (!std::isfinite(out[it.key()])) {
+      throw ConfigError(
+          obj.file(), entry,
+          "= " + shown_value(it.value()) + ": is too large to be a physical value (docs/limits.md)");
+    }
   }
   return out;
 }
@@ -105,20 +118,22 @@ GpuSpec parse_gpu(JsonObject obj) {
   GpuSpec g;
   g.name = obj.string("name");
   g.sm_count = count(obj, "sm_count");
-  g.peak_clock_hz = obj.number("peak_clock_mhz") * kMHz;
-  g.max_boost_clock_hz = obj.number("max_boost_clock_mhz") * kMHz;
+  g.peak_clock_hz = scaled(obj, "peak_clock_mhz", kMHz);
+  g.max_boost_clock_hz = scaled(obj, "max_boost_clock_mhz", kMHz);
   g.sustained_clock_factor = obj.number("sustained_clock_factor");
   g.peak_flops = dtype_map(obj, "peak_tflops", kTflops);
-  g.hbm_bytes = obj.number("hbm_GB") * kGB;
-  g.hbm_bw_Bps = obj.number("hbm_bw_GBps") * kGBps;
-  g.l2_bytes = obj.number("l2_MiB") * kMiB;
-  g.llc_bytes = obj.number("llc_MiB") * kMiB;
-  g.launch_overhead_s = obj.number("launch_overhead_us") * kUs;
-  g.blas_call_overhead_s = obj.optional_number("blas_call_overhead_us").value_or(0.0) * kUs;
-  g.copy_launch_overhead_s = obj.optional_number("copy_launch_overhead_us").value_or(0.0) * kUs;
-  g.graph_launch_overhead_s = obj.number("graph_launch_overhead_us") * kUs;
-  g.graph_node_overhead_s = obj.number("graph_node_overhead_us") * kUs;
-  g.kernel_min_s = obj.number("kernel_min_us") * kUs;
+  g.hbm_bytes = scaled(obj, "hbm_GB", kGB);
+  g.hbm_bw_Bps = scaled(obj, "hbm_bw_GBps", kGBps);
+  g.l2_bytes = scaled(obj, "l2_MiB", kMiB);
+  g.llc_bytes = scaled(obj, "llc_MiB", kMiB);
+  g.launch_overhead_s = scaled(obj, "launch_overhead_us", kUs);
+  g.blas_call_overhead_s =
+      (obj.has("blas_call_overhead_us") ? scaled(obj, "blas_call_overhead_us", kUs) : 0.0);
+  g.copy_launch_overhead_s =
+      (obj.has("copy_launch_overhead_us") ? scaled(obj, "copy_launch_overhead_us", kUs) : 0.0);
+  g.graph_launch_overhead_s = scaled(obj, "graph_launch_overhead_us", kUs);
+  g.graph_node_overhead_s = scaled(obj, "graph_node_overhead_us", kUs);
+  g.kernel_min_s = scaled(obj, "kernel_min_us", kUs);
   g.source = obj.string("source");
   obj.finish();
   return g;
@@ -164,8 +179,8 @@ RouterTopkTable parse_router_topk(JsonObject obj) {
   for (JsonObject point : obj.object_array("points")) {
     t.top_k.push_back(point.number("top_k"));
     t.experts.push_back(point.number("experts"));
-    t.fixed_s.push_back(point.number("fixed_us") * kUs);
-    t.s_per_token.push_back(point.number("ns_per_token") * kNs);
+    t.fixed_s.push_back(scaled(point, "fixed_us", kUs));
+    t.s_per_token.push_back(scaled(point, "ns_per_token", kNs));
     t.comm_slowdown.push_back(point.number("comm_slowdown"));
     t.comm_drag.push_back(point.number("comm_drag"));
     point.finish();
@@ -195,11 +210,11 @@ EfficiencySpec parse_efficiency(JsonObject obj) {
 FabricSpec parse_fabric(JsonObject obj) {
   FabricSpec f;
   f.type = enum_value(obj, "type", try_parse_fabric_type, fabric_type_choices());
-  f.link_bw_Bps = obj.number("link_bw_GBps") * kGBps;
-  f.usable_link_bw_Bps = obj.number("usable_link_bw_GBps") * kGBps;
+  f.link_bw_Bps = scaled(obj, "link_bw_GBps", kGBps);
+  f.usable_link_bw_Bps = scaled(obj, "usable_link_bw_GBps", kGBps);
   f.links_per_gpu = count(obj, "links_per_gpu");
-  f.per_gpu_bw_Bps = obj.number("per_gpu_bw_GBps") * kGBps;
-  f.latency_s = obj.number("latency_us") * kUs;
+  f.per_gpu_bw_Bps = scaled(obj, "per_gpu_bw_GBps", kGBps);
+  f.latency_s = scaled(obj, "latency_us", kUs);
   f.source = obj.string("source");
   obj.finish();
   return f;
@@ -216,9 +231,9 @@ NodeSpec parse_node(JsonObject obj) {
 NetworkSpec parse_network(JsonObject obj) {
   NetworkSpec n;
   n.nics_per_node = count(obj, "nics_per_node");
-  n.nic_bw_Bps = obj.number("nic_gbps") * kGbps;
-  n.nic_usable_bw_Bps = obj.number("nic_usable_GBps") * kGBps;
-  n.latency_s = obj.number("latency_us") * kUs;
+  n.nic_bw_Bps = scaled(obj, "nic_gbps", kGbps);
+  n.nic_usable_bw_Bps = scaled(obj, "nic_usable_GBps", kGBps);
+  n.latency_s = scaled(obj, "latency_us", kUs);
   // Profiles from before the node count was the scenario's carry max_nodes; it limits nothing now.
   (void)obj.optional_integer("max_nodes");
   n.source = obj.string("source");
@@ -232,10 +247,10 @@ CollectiveTable parse_collective(JsonObject obj) {
   t.scope = enum_value(obj, "scope", try_parse_collective_scope, collective_scope_choices());
   t.gpus = count(obj, "gpus");
   t.algorithm = enum_value(obj, "algorithm", try_parse_collective_algorithm, collective_algorithm_choices());
-  t.step_latency_s = obj.number("step_latency_us") * kUs;
+  t.step_latency_s = scaled(obj, "step_latency_us", kUs);
   for (auto point : obj.object_array("busbw")) {
     t.bytes.push_back(point.number("bytes"));
-    t.busbw_Bps.push_back(point.number("GBps") * kGBps);
+    t.busbw_Bps.push_back(scaled(point, "GBps", kGBps));
     point.finish();
   }
   t.source = obj.string("source");
@@ -249,7 +264,7 @@ ContentionSpec parse_contention(JsonObject obj) {
   c.compute_slowdown_with_comm = obj.number("compute_slowdown_with_comm");
   if (obj.has("gemm_slowdown_with_comm")) {
     for (auto point : obj.object_array("gemm_slowdown_with_comm")) {
-      c.gemm_kernel_s.push_back(point.number("kernel_us") * kUs);
+      c.gemm_kernel_s.push_back(scaled(point, "kernel_us", kUs));
       c.gemm_slowdown.push_back(point.number("slowdown"));
       point.finish();
     }
@@ -276,8 +291,8 @@ PowerSpec parse_power(JsonObject obj) {
   w.limit_w = obj.number("limit_w");
   w.idle_w = obj.number("idle_w");
   w.compute_w_at_peak = obj.number("compute_w_at_peak");
-  w.hbm_j_per_byte = obj.number("hbm_pj_per_byte") * kPjPerByte;
-  w.link_j_per_byte = obj.number("link_pj_per_byte") * kPjPerByte;
+  w.hbm_j_per_byte = scaled(obj, "hbm_pj_per_byte", kPjPerByte);
+  w.link_j_per_byte = scaled(obj, "link_pj_per_byte", kPjPerByte);
   w.speed_exponent = obj.number("speed_exponent");
   w.clock_rate_exponent = obj.number("clock_rate_exponent");
   w.source = obj.string("source");

@@ -4,8 +4,7 @@
  * its factor is the SI value; the parser multiplies, the validator and writer divide to show a
  * value in the file's own units.
  */
-#include <cstdio>
-#include <string>
+#include "moesim/common/NumberText.hpp"
 
 namespace moesim::hw::units {
 
@@ -21,10 +20,6 @@ inline constexpr double kPjPerByte = 1e-12;      ///< _pj_per_byte (picojoules p
 inline constexpr double kOne = 1.0;              ///< dimensionless or already SI (_w: watts)
 
 /** @brief A number as a person would write it in the file: 15 significant digits, no trailing zeros. */
-inline std::string format_number(double value) {
-  char buffer[32];
-  std::snprintf(buffer, sizeof buffer, "%.15g", value);
-  return buffer;
-}
+using moesim::format_number;
 
 }  // namespace moesim::hw::units

@@ -4,18 +4,42 @@
 
 #include "ProfileUnits.hpp"
 #include "moesim/common/Error.hpp"
+#include "moesim/common/NumberText.hpp"
 #include "moesim/hwprofiles/HwProfile.hpp"
 
 namespace moesim::hw {
 namespace {
 
-using units::format_number;
 using units::kGBps;
 using units::kMHz;
 using units::kMiB;
 using units::kNs;
 using units::kOne;
 using units::kUs;
+
+// Physical bounds (docs/limits.md): generous around every GPU, fabric and NIC that exists (shipped profiles
+// span 80-304 SMs, 1410-2400 MHz, 600-8000 GB/s), and tight enough that a profile the validator accepts
+// gives every op a finite, positive duration the engine can run.
+constexpr double kMaxCount = 65536;  // SMs, experts of a router point
+constexpr double kMinClockMhz = 100;
+constexpr double kMaxClockMhz = 10000;
+constexpr double kMinTflops = 1e-3;
+constexpr double kMaxTflops = 1e5;
+constexpr double kMinMemoryGB = 1e-3;
+constexpr double kMaxMemoryGB = 1e5;
+constexpr double kMinBandwidthGBps = 1e-3;  // memory, links, NICs and collectives' bus bandwidth
+constexpr double kMaxBandwidthGBps = 1e6;
+constexpr double kMinCacheMiB = 1e-3;
+constexpr double kMaxCacheMiB = 1e6;
+constexpr double kMaxOverheadUs = 1e4;  // launches, library calls, the shortest kernel: 10 ms
+constexpr double kMaxLatencyUs = 1e6;   // fabric, network and collective step latency: 1 s
+constexpr double kMaxGpusPerNode = 1024;
+constexpr double kMinFraction = 1e-4;  // efficiencies and clock factors
+constexpr double kMaxSlowdown = 100;   // contention factors and HBM bytes per byte moved
+constexpr double kMaxWatts = 1e5;
+constexpr double kMaxPjPerByte = 1e6;
+constexpr double kMaxSpeedExponent = 10;
+constexpr double kMaxAxis = 1e15;  // table axes: sizes, sequence lengths, token counts, times
 
 /** Throws ConfigError("file: /pointer = value: rule"); `unit` turns the SI value back into file units. */
 class RuleChecker {
@@ -34,11 +58,23 @@ class RuleChecker {
   void non_negative(const std::string& pointer, double value, double unit = kOne) const {
     if (!(value >= 0)) fail_value(pointer, value / unit, "must be >= 0");
   }
+  /** An efficiency or a factor: in (0, 1], and not below kMinFraction (smaller is no measurement). */
   void fraction(const std::string& pointer, double value) const {
     if (!(value > 0 && value <= 1)) fail_value(pointer, value, "must be in (0, 1]");
+    if (value < kMinFraction) fail_value(pointer, value, "must be >= " + format_number(kMinFraction));
   }
+  /** A slowdown factor: >= 1, and not past kMaxSlowdown. */
   void at_least_one(const std::string& pointer, double value) const {
     if (!(value >= 1)) fail_value(pointer, value, "must be >= 1");
+    within(pointer, value, kOne, 1, kMaxSlowdown);
+  }
+  /** A physical bound in file units: [low, high] (docs/limits.md), after the sign rules above. */
+  void within(const std::string& pointer, double value, double unit, double low, double high) const {
+    if (!(value / unit >= low && value / unit <= high)) {
+      fail_value(pointer, value / unit,
+                 "must be in [" + format_number(low) + ", " + format_number(high) +
+                     "] (physical bound, docs/limits.md)");
+    }
   }
   void not_empty(const std::string& pointer, const std::string& text) const {
     if (text.empty()) fail(pointer, "= \"\": must not be empty");
@@ -50,6 +86,7 @@ class RuleChecker {
     if (values.empty()) fail(pointer, "must not be empty");
     for (std::size_t i = 0; i < values.size(); ++i) {
       positive(element_pointer(i), values[i], unit);
+      within(element_pointer(i), values[i], unit, 0, kMaxAxis);
       if (i > 0 && !(values[i] > values[i - 1])) {
         fail_value(element_pointer(i), values[i] / unit,
                    "must be > the previous entry (" + format_number(values[i - 1] / unit) + ")");
@@ -90,26 +127,39 @@ void validate_header(const HwProfile& p, const RuleChecker& check) {
 void validate_gpu(const GpuSpec& g, const RuleChecker& check) {
   check.not_empty("/gpu/name", g.name);
   check.positive("/gpu/sm_count", g.sm_count);
+  check.within("/gpu/sm_count", g.sm_count, kOne, 1, kMaxCount);
   check.positive("/gpu/peak_clock_mhz", g.peak_clock_hz, kMHz);
+  check.within("/gpu/peak_clock_mhz", g.peak_clock_hz, kMHz, kMinClockMhz, kMaxClockMhz);
   check.positive("/gpu/max_boost_clock_mhz", g.max_boost_clock_hz, kMHz);
+  check.within("/gpu/max_boost_clock_mhz", g.max_boost_clock_hz, kMHz, kMinClockMhz, kMaxClockMhz);
   if (g.max_boost_clock_hz < g.peak_clock_hz) {
     check.fail_value("/gpu/max_boost_clock_mhz", g.max_boost_clock_hz / kMHz,
                      "must be >= /gpu/peak_clock_mhz (" + format_number(g.peak_clock_hz / kMHz) + ")");
   }
   check.fraction("/gpu/sustained_clock_factor", g.sustained_clock_factor);
   if (g.peak_flops.empty()) check.fail("/gpu/peak_tflops", "must give at least one dtype");
-  for (const auto& [dtype, flops] : g.peak_flops)
+  for (const auto& [dtype, flops] : g.peak_flops) {
     check.positive("/gpu/peak_tflops/" + dtype, flops, units::kTflops);
+    check.within("/gpu/peak_tflops/" + dtype, flops, units::kTflops, kMinTflops, kMaxTflops);
+  }
   check.positive("/gpu/hbm_GB", g.hbm_bytes, units::kGB);
+  check.within("/gpu/hbm_GB", g.hbm_bytes, units::kGB, kMinMemoryGB, kMaxMemoryGB);
   check.positive("/gpu/hbm_bw_GBps", g.hbm_bw_Bps, kGBps);
+  check.within("/gpu/hbm_bw_GBps", g.hbm_bw_Bps, kGBps, kMinBandwidthGBps, kMaxBandwidthGBps);
   check.positive("/gpu/l2_MiB", g.l2_bytes, kMiB);
+  check.within("/gpu/l2_MiB", g.l2_bytes, kMiB, kMinCacheMiB, kMaxCacheMiB);
   check.non_negative("/gpu/llc_MiB", g.llc_bytes, kMiB);
-  check.non_negative("/gpu/launch_overhead_us", g.launch_overhead_s, kUs);
-  check.non_negative("/gpu/blas_call_overhead_us", g.blas_call_overhead_s, kUs);
-  check.non_negative("/gpu/copy_launch_overhead_us", g.copy_launch_overhead_s, kUs);
-  check.non_negative("/gpu/graph_launch_overhead_us", g.graph_launch_overhead_s, kUs);
-  check.non_negative("/gpu/graph_node_overhead_us", g.graph_node_overhead_s, kUs);
-  check.non_negative("/gpu/kernel_min_us", g.kernel_min_s, kUs);
+  check.within("/gpu/llc_MiB", g.llc_bytes, kMiB, 0, kMaxCacheMiB);
+  const std::pair<const char*, double> overheads[] = {{"launch_overhead_us", g.launch_overhead_s},
+                                                      {"blas_call_overhead_us", g.blas_call_overhead_s},
+                                                      {"copy_launch_overhead_us", g.copy_launch_overhead_s},
+                                                      {"graph_launch_overhead_us", g.graph_launch_overhead_s},
+                                                      {"graph_node_overhead_us", g.graph_node_overhead_s},
+                                                      {"kernel_min_us", g.kernel_min_s}};
+  for (const auto& [key, seconds] : overheads) {
+    check.non_negative(std::string("/gpu/") + key, seconds, kUs);
+    check.within(std::string("/gpu/") + key, seconds, kUs, 0, kMaxOverheadUs);
+  }
   check.not_empty("/gpu/source", g.source);
 }
 
@@ -165,8 +215,11 @@ void validate_router_topk(const RouterTopkTable& t, const RuleChecker& check) {
       check.fail_value(at(i) + "/experts", t.experts[i],
                        "must be >= top_k (" + format_number(t.top_k[i]) + ")");
     }
+    check.within(at(i) + "/experts", t.experts[i], kOne, 1, kMaxCount);
     check.non_negative(at(i) + "/fixed_us", t.fixed_s[i], kUs);
+    check.within(at(i) + "/fixed_us", t.fixed_s[i], kUs, 0, kMaxOverheadUs);
     check.positive(at(i) + "/ns_per_token", t.s_per_token[i], kNs);
+    check.within(at(i) + "/ns_per_token", t.s_per_token[i], kNs, 0, kMaxOverheadUs * 1e3);
     check.at_least_one(at(i) + "/comm_slowdown", t.comm_slowdown[i]);
     check.at_least_one(at(i) + "/comm_drag", t.comm_drag[i]);
   }
@@ -194,15 +247,20 @@ void validate_efficiency(const HwProfile& p, const RuleChecker& check) {
 
 void validate_node(const NodeSpec& n, const RuleChecker& check) {
   check.positive("/node/gpus_per_node", n.gpus_per_node);
+  check.within("/node/gpus_per_node", n.gpus_per_node, kOne, 1, kMaxGpusPerNode);
   const FabricSpec& f = n.fabric;
   const std::string base = "/node/fabric";
   check.positive(base + "/link_bw_GBps", f.link_bw_Bps, kGBps);
+  check.within(base + "/link_bw_GBps", f.link_bw_Bps, kGBps, kMinBandwidthGBps, kMaxBandwidthGBps);
   check.positive(base + "/usable_link_bw_GBps", f.usable_link_bw_Bps, kGBps);
+  check.within(base + "/usable_link_bw_GBps", f.usable_link_bw_Bps, kGBps, kMinBandwidthGBps,
+               kMaxBandwidthGBps);
   if (f.usable_link_bw_Bps > f.link_bw_Bps) {
     check.fail_value(base + "/usable_link_bw_GBps", f.usable_link_bw_Bps / kGBps,
                      "must be <= link_bw_GBps (" + format_number(f.link_bw_Bps / kGBps) + ")");
   }
   check.positive(base + "/links_per_gpu", f.links_per_gpu);
+  check.within(base + "/links_per_gpu", f.links_per_gpu, kOne, 1, kMaxGpusPerNode);
   check.positive(base + "/per_gpu_bw_GBps", f.per_gpu_bw_Bps, kGBps);
   double expected = f.link_bw_Bps * f.links_per_gpu;
   // 0.5% slack: datasheet per-GPU figures are rounded (e.g. 7 * 76.8 = 537.6).
@@ -216,18 +274,23 @@ void validate_node(const NodeSpec& n, const RuleChecker& check) {
         "a full mesh needs gpus_per_node - 1 (" + std::to_string(n.gpus_per_node - 1) + ") links");
   }
   check.non_negative(base + "/latency_us", f.latency_s, kUs);
+  check.within(base + "/latency_us", f.latency_s, kUs, 0, kMaxLatencyUs);
   check.not_empty(base + "/source", f.source);
 }
 
 void validate_network(const NetworkSpec& n, const RuleChecker& check) {
   check.positive("/network/nics_per_node", n.nics_per_node);
+  check.within("/network/nics_per_node", n.nics_per_node, kOne, 1, kMaxGpusPerNode);
   check.positive("/network/nic_gbps", n.nic_bw_Bps, units::kGbps);
+  check.within("/network/nic_gbps", n.nic_bw_Bps, units::kGbps, 8 * kMinBandwidthGBps, 8 * kMaxBandwidthGBps);
   check.positive("/network/nic_usable_GBps", n.nic_usable_bw_Bps, kGBps);
+  check.within("/network/nic_usable_GBps", n.nic_usable_bw_Bps, kGBps, kMinBandwidthGBps, kMaxBandwidthGBps);
   if (n.nic_usable_bw_Bps > n.nic_bw_Bps) {
     check.fail_value("/network/nic_usable_GBps", n.nic_usable_bw_Bps / kGBps,
                      "must be <= nic_gbps / 8 (" + format_number(n.nic_bw_Bps / kGBps) + ")");
   }
   check.non_negative("/network/latency_us", n.latency_s, kUs);
+  check.within("/network/latency_us", n.latency_s, kUs, 0, kMaxLatencyUs);
   check.not_empty("/network/source", n.source);
 }
 
@@ -250,12 +313,15 @@ void validate_collective(const HwProfile& p, std::size_t index, const RuleChecke
   const std::string base = "/collectives/" + std::to_string(index);
   validate_group_size(p, t, base + "/gpus", check);
   check.non_negative(base + "/step_latency_us", t.step_latency_s, kUs);
+  check.within(base + "/step_latency_us", t.step_latency_s, kUs, 0, kMaxLatencyUs);
   auto point = [&](std::size_t j, const char* key) {
     return base + "/busbw/" + std::to_string(j) + "/" + key;
   };
   check.axis(base + "/busbw", t.bytes, kOne, [&](std::size_t j) { return point(j, "bytes"); });
-  for (std::size_t j = 0; j < t.busbw_Bps.size(); ++j)
+  for (std::size_t j = 0; j < t.busbw_Bps.size(); ++j) {
     check.positive(point(j, "GBps"), t.busbw_Bps[j], kGBps);
+    check.within(point(j, "GBps"), t.busbw_Bps[j], kGBps, kMinBandwidthGBps, kMaxBandwidthGBps);
+  }
   check.not_empty(base + "/source", t.source);
   for (std::size_t other = 0; other < index; ++other) {
     const CollectiveTable& o = p.collectives[other];
@@ -270,7 +336,8 @@ void validate_collective(const HwProfile& p, std::size_t index, const RuleChecke
 
 void validate_contention(const HwProfile& p, const RuleChecker& check) {
   const ContentionSpec& c = p.contention;
-  check.non_negative("/contention/comm_sms", c.comm_sms);
+  // A communication kernel needs at least one SM to move data (0 would stall every collective).
+  if (c.comm_sms < 1) check.fail_value("/contention/comm_sms", c.comm_sms, "must be >= 1");
   if (c.comm_sms >= p.gpu.sm_count) {
     check.fail_value("/contention/comm_sms", c.comm_sms,
                      "must be < /gpu/sm_count (" + std::to_string(p.gpu.sm_count) + ")");
@@ -285,8 +352,11 @@ void validate_contention(const HwProfile& p, const RuleChecker& check) {
   }
   check.at_least_one("/contention/comm_slowdown_with_compute", c.comm_slowdown_with_compute);
   check.non_negative("/contention/hbm_bytes_per_comm_byte", c.hbm_bytes_per_comm_byte);
+  check.within("/contention/hbm_bytes_per_comm_byte", c.hbm_bytes_per_comm_byte, kOne, 0, kMaxSlowdown);
   check.non_negative("/contention/hbm_bytes_per_copy_byte", c.hbm_bytes_per_copy_byte);
+  check.within("/contention/hbm_bytes_per_copy_byte", c.hbm_bytes_per_copy_byte, kOne, 0, kMaxSlowdown);
   check.positive("/contention/comm_hbm_weight", c.comm_hbm_weight);
+  check.within("/contention/comm_hbm_weight", c.comm_hbm_weight, kOne, kMinFraction, kMaxSlowdown);
   check.at_least_one("/contention/compute_slowdown_with_copy", c.compute_slowdown_with_copy);
   check.at_least_one("/contention/memory_slowdown_with_comm", c.memory_slowdown_with_comm);
   check.not_empty("/contention/source", c.source);
@@ -295,14 +365,19 @@ void validate_contention(const HwProfile& p, const RuleChecker& check) {
 void validate_power(const PowerSpec& w, const RuleChecker& check) {
   if (!w.present) return;
   check.positive("/power/idle_w", w.idle_w);
+  check.within("/power/limit_w", w.limit_w, kOne, 0, kMaxWatts);
   if (!(w.limit_w > w.idle_w)) {
     check.fail_value("/power/limit_w", w.limit_w,
                      "must be > /power/idle_w (" + format_number(w.idle_w) + ")");
   }
   check.positive("/power/compute_w_at_peak", w.compute_w_at_peak);
+  check.within("/power/compute_w_at_peak", w.compute_w_at_peak, kOne, 0, kMaxWatts);
   check.non_negative("/power/hbm_pj_per_byte", w.hbm_j_per_byte, units::kPjPerByte);
+  check.within("/power/hbm_pj_per_byte", w.hbm_j_per_byte, units::kPjPerByte, 0, kMaxPjPerByte);
   check.non_negative("/power/link_pj_per_byte", w.link_j_per_byte, units::kPjPerByte);
+  check.within("/power/link_pj_per_byte", w.link_j_per_byte, units::kPjPerByte, 0, kMaxPjPerByte);
   if (!(w.speed_exponent > 1)) check.fail_value("/power/speed_exponent", w.speed_exponent, "must be > 1");
+  check.within("/power/speed_exponent", w.speed_exponent, kOne, 1, kMaxSpeedExponent);
   if (!(w.clock_rate_exponent > 0 && w.clock_rate_exponent <= 1.5))
     check.fail_value("/power/clock_rate_exponent", w.clock_rate_exponent, "must be in (0, 1.5]");
   check.not_empty("/power/source", w.source);

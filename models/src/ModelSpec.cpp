@@ -17,8 +17,12 @@ namespace {
 namespace fs = std::filesystem;
 
 constexpr std::int64_t kSchemaVersion = 1;
-// Dimensions are stored as int; anything near 2^31 is a typo, and products of two of them must fit int64.
-constexpr std::int64_t kMaxDimension = std::int64_t{1} << 30;
+// Limits (docs/limits.md): far beyond any released model (widths <= 2^17, 256 experts, 128 layers), yet
+// small enough that products of dimensions fit int64 and per-layer and per-expert arrays fit in memory.
+constexpr std::int64_t kMaxDimension = std::int64_t{1} << 24;
+constexpr std::int64_t kMaxLayers = 10000;
+constexpr std::int64_t kMaxExperts = 65536;
+constexpr std::int64_t kMaxHeads = 65536;
 
 template <typename Enum, std::size_t N>
 using NameTable = std::array<std::pair<Enum, const char*>, N>;
@@ -54,20 +58,20 @@ Enum read_enum(JsonObject& object, const std::string& key, const NameTable<Enum,
   object.fail(key, "must be one of " + accepted);
 }
 
-int read_dimension(JsonObject& object, const std::string& key, std::int64_t minimum) {
+int read_dimension(JsonObject& object, const std::string& key, std::int64_t minimum, std::int64_t maximum) {
   std::int64_t value = object.integer(key);
   if (value < minimum) {
     object.fail(key, minimum == 1 ? "must be a positive integer" : "must be an integer >= 0");
   }
-  if (value > kMaxDimension) object.fail(key, "must be <= 2^30");
+  if (value > maximum) object.fail(key, "must be <= " + std::to_string(maximum) + " (docs/limits.md)");
   return static_cast<int>(value);
 }
 
-int positive_int(JsonObject& object, const std::string& key) {
-  return read_dimension(object, key, 1);
+int positive_int(JsonObject& object, const std::string& key, std::int64_t maximum = kMaxDimension) {
+  return read_dimension(object, key, 1, maximum);
 }
-int non_negative_int(JsonObject& object, const std::string& key) {
-  return read_dimension(object, key, 0);
+int non_negative_int(JsonObject& object, const std::string& key, std::int64_t maximum = kMaxDimension) {
+  return read_dimension(object, key, 0, maximum);
 }
 
 std::string non_empty_string(JsonObject& object, const std::string& key) {
@@ -86,8 +90,8 @@ void read_mla_fields(JsonObject& object, AttentionSpec& attention) {
 AttentionSpec read_attention(JsonObject object) {
   AttentionSpec attention;
   attention.type = read_enum(object, "type", kAttentionNames);
-  attention.heads = positive_int(object, "heads");
-  attention.kv_heads = positive_int(object, "kv_heads");
+  attention.heads = positive_int(object, "heads", kMaxHeads);
+  attention.kv_heads = positive_int(object, "kv_heads", kMaxHeads);
   attention.head_dim = positive_int(object, "head_dim");
   if (attention.type == AttentionType::MLA) {
     read_mla_fields(object, attention);
@@ -110,14 +114,14 @@ AttentionSpec read_attention(JsonObject object) {
 
 MoeSpec read_moe(JsonObject object) {
   MoeSpec moe;
-  moe.experts = positive_int(object, "experts");
-  moe.top_k = positive_int(object, "top_k");
+  moe.experts = positive_int(object, "experts", kMaxExperts);
+  moe.top_k = positive_int(object, "top_k", kMaxExperts);
   if (moe.top_k > moe.experts) {
     object.fail("top_k",
                 "must be <= " + object.child_pointer("experts") + " (" + std::to_string(moe.experts) + ")");
   }
   moe.expert_ffn = positive_int(object, "expert_ffn");
-  moe.shared_experts = non_negative_int(object, "shared_experts");
+  moe.shared_experts = non_negative_int(object, "shared_experts", kMaxExperts);
   moe.shared_ffn = non_negative_int(object, "shared_ffn");
   if (moe.shared_experts > 0 && moe.shared_ffn == 0) {
     object.fail("shared_ffn", "must be > 0 when " + object.child_pointer("shared_experts") + " > 0");
@@ -171,9 +175,9 @@ ModelSpec model_from_json(const nlohmann::json& document, const std::string& fil
   spec.file = file;
   spec.name = non_empty_string(object, "name");
   spec.source = non_empty_string(object, "source");
-  spec.layers = positive_int(object, "layers");
-  spec.dense_layers = non_negative_int(object, "dense_layers");
-  spec.moe_every = object.has("moe_every") ? positive_int(object, "moe_every") : 1;
+  spec.layers = positive_int(object, "layers", kMaxLayers);
+  spec.dense_layers = non_negative_int(object, "dense_layers", kMaxLayers);
+  spec.moe_every = object.has("moe_every") ? positive_int(object, "moe_every", kMaxLayers) : 1;
   spec.hidden = positive_int(object, "hidden");
   spec.vocab = positive_int(object, "vocab");
   spec.attention = read_attention(object.object("attention"));
@@ -204,7 +208,10 @@ bool ends_with(const std::string& text, const std::string& suffix) {
 }  // namespace
 
 ModelSpec load_model(const std::string& name_or_path) {
-  if (fs::is_regular_file(name_or_path) || ends_with(name_or_path, ".json"))
+  // Anything that exists but a folder is read as a file, so that a FIFO or a device gets its own error.
+  std::error_code ignored;
+  if ((fs::exists(name_or_path, ignored) && !fs::is_directory(name_or_path, ignored)) ||
+      ends_with(name_or_path, ".json"))
     return load_model_file(name_or_path);
   fs::path shipped = specs_directory() / (name_or_path + ".json");
   if (fs::is_regular_file(shipped)) return load_model_file(shipped.string());

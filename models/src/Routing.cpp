@@ -21,10 +21,15 @@ using Counts = std::vector<std::int64_t>;
 constexpr int kMaxRejections = 32;
 // Stream 0 ranks the experts for zipf; stream r + 1 routes the tokens of rank r.
 constexpr std::uint64_t kPopularityStream = 0;
+// Input limits (docs/limits.md): a weight is a count or a share, and a recorded slot count is at most
+// tokens x top_k of one rank, so 2^32 leaves room while every sum over 2^16 experts stays exact in int64.
+constexpr double kMaxWeight = 1e15;
+constexpr double kMaxZipfExponent = 100;
+constexpr std::int64_t kMaxRecordedSlots = std::int64_t{1} << 32;
 
 [[noreturn]] void routing_text_error(const std::string& text, const std::string& detail) {
   throw ConfigError("", "--routing",
-                    "= \"" + text + "\": " + detail +
+                    "= \"" + text.substr(0, 60) + "\": " + detail +
                         "expected balanced, uniform, zipf:S (S > 0), histogram:FILE.json (a JSON array of "
                         "per-expert weights) or recorded:FILE.json (one array of per-expert slots per rank)");
 }
@@ -37,9 +42,11 @@ RoutingSpec read_histogram(const std::string& file) {
   RoutingSpec spec{RoutingSpec::Kind::HISTOGRAM, 0, {}, file, {}};
   for (std::size_t i = 0; i < document.size(); ++i) {
     const auto& value = document[i];
-    if (!value.is_number() || !std::isfinite(value.get<double>()) || value.get<double>() < 0) {
-      throw ConfigError(file, "/" + std::to_string(i), "= " + value.dump() + ": must be a number >= 0");
+    if (!value.is_number() || !(value.get<double>() >= 0)) {
+      throw ConfigError(file, "/" + std::to_string(i), "= " + shown_value(value) + ": must be a number >= 0");
     }
+    if (value.get<double>() > kMaxWeight)
+      throw ConfigError(file, "/" + std::to_string(i), "= " + shown_value(value) + ": must be <= 1e15");
     spec.histogram.push_back(value.get<double>());
   }
   if (std::none_of(spec.histogram.begin(), spec.histogram.end(), [](double w) { return w > 0; })) {
@@ -195,7 +202,9 @@ std::vector<double> histogram_weights(const RoutingSpec& spec, int experts, int 
 std::int64_t capacity_limit(double capacity_factor, std::int64_t tokens, int top_k, int ranks, int experts) {
   if (capacity_factor <= 0) return 0;
   const double expected = static_cast<double>(tokens) * top_k * ranks / experts;
-  const double capacity = capacity_factor * expected;
+  // Past 2^62 slots a capacity limits nothing (tokens x top_k x ranks is far smaller); the cap keeps the
+  // conversion to an integer defined whatever the factor.
+  const double capacity = std::min(capacity_factor * expected, 0x1p62);
   // Forgive rounding (1.1 × 10 = 11.000000000000002 must give 11, not 12).
   return std::max<std::int64_t>(
       1, static_cast<std::int64_t>(std::ceil(capacity - 1e-9 * std::max(1.0, capacity))));
@@ -285,9 +294,12 @@ std::vector<std::vector<std::int64_t>> recorded_slots(const nlohmann::json& valu
     if (!row.is_array()) throw ConfigError(file, at, "must be an array of per-expert slot counts");
     auto& counts = slots.emplace_back();
     for (std::size_t e = 0; e < row.size(); ++e) {
-      if (!row[e].is_number_integer() || row[e].get<std::int64_t>() < 0) {
+      const bool in_range = row[e].is_number_unsigned()
+                                ? row[e].get<std::uint64_t>() <= kMaxRecordedSlots
+                                : row[e].is_number_integer() && row[e].get<std::int64_t>() >= 0;
+      if (!in_range) {
         throw ConfigError(file, at + "/" + std::to_string(e),
-                          "= " + row[e].dump() + ": must be an integer >= 0");
+                          "= " + shown_value(row[e]) + ": must be an integer in [0, 2^32]");
       }
       counts.push_back(row[e].get<std::int64_t>());
     }
@@ -304,8 +316,9 @@ RoutingSpec parse_routing(const std::string& text) {
     const char* begin = text.data() + zipf_prefix.size();
     const char* end = text.data() + text.size();
     const auto [stop, error] = std::from_chars(begin, end, exponent);
-    if (error != std::errc() || stop != end || !std::isfinite(exponent) || exponent <= 0) {
-      routing_text_error(text, "the zipf exponent S must be a number > 0; ");
+    // Past S = 100 every expert but the most popular weighs below 1e-30 (2^-100): no skew a run could have.
+    if (error != std::errc() || stop != end || !(exponent > 0 && exponent <= kMaxZipfExponent)) {
+      routing_text_error(text, "the zipf exponent S must be a number in (0, 100]; ");
     }
     return {RoutingSpec::Kind::ZIPF, exponent, {}, "", {}};
   }

@@ -4,12 +4,12 @@
 
 #include <algorithm>
 #include <filesystem>
-#include <fstream>
 #include <set>
 #include <sstream>
 
 #include "SvgChart.hpp"
 #include "moesim/common/Error.hpp"
+#include "moesim/common/OutputFile.hpp"
 #include "moesim/reports/ChromeTrace.hpp"
 #include "moesim/reports/ResultJson.hpp"
 
@@ -222,9 +222,7 @@ std::string scenario_html(const SimulationResult& r) {
 }
 
 void write_file(const std::filesystem::path& path, const std::string& text) {
-  std::ofstream out(path);
-  if (!out) throw ConfigError(path.string(), "", "cannot be written");
-  out << text;
+  write_file_atomically(path.string(), [&](std::ostream& out) { out << text; });
 }
 
 std::string markdown(const std::vector<const SimulationResult*>& results, const SweepTable* sweep) {
@@ -288,9 +286,8 @@ void write_report(const std::string& dir, const std::vector<const SimulationResu
   write_file(root / "index.html", html.str());
   write_file(root / "summary.md", markdown(results, sweep));
   if (!results.empty()) {
-    std::ofstream trace(root / "trace.json");
-    if (!trace) throw ConfigError((root / "trace.json").string(), "", "cannot be written");
-    write_chrome_trace(trace, *results.front());
+    write_file_atomically((root / "trace.json").string(),
+                          [&](std::ostream& trace) { write_chrome_trace(trace, *results.front()); });
   }
 }
 

@@ -5,6 +5,7 @@
 #include <map>
 
 #include "OverlapBound.hpp"
+#include "ScenarioSize.hpp"
 #include "moesim/common/Check.hpp"
 #include "moesim/common/Error.hpp"
 #include "moesim/cost/Machine.hpp"
@@ -75,6 +76,7 @@ std::optional<sim::PowerModel> capped_power_model(SimulationResult& r) {
 sim::RunResult run_repeats(const sim::Platform& platform, const sim::Program& program, SimulationResult& r) {
   const Noise& noise = r.noise;
   const std::optional<sim::PowerModel> power = capped_power_model(r);
+  detail::check_run_work(r.scenario, program, power.has_value());
   sim::RunResult first;
   for (int j = 0; j < std::max(1, noise.repeat); ++j) {
     sim::JitterSpec jitter{noise.scope, noise.median_us * 1e3, noise.p95_us * 1e3,
@@ -165,6 +167,7 @@ SimulationResult simulate(const Scenario& input) {
   if (scenario.noise.scope != sim::JitterScope::NONE) scenario.per_rank = true;  // stragglers differ per rank
   const Schedule& schedule = find_schedule(scenario.schedule);
   validate_for(scenario, schedule);
+  detail::check_scenario_size(scenario);
   if (scenario.degree != 0 || !schedule.degrees) return simulate_one(scenario, schedule);
   std::vector<std::pair<int, double>> curve;
   std::optional<SimulationResult> best;

@@ -91,6 +91,7 @@ Simulation::Simulation(const Platform& platform, const Program& program, const J
 }
 
 void Simulation::schedule(TimeNs at, EventType type, int target, std::uint64_t version) {
+  if (at > kLastNs) beyond_time_limit(static_cast<double>(at - now_));
   events_.push(Event{at, event_class(type), seq_++, type, target, version});
 }
 

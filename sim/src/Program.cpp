@@ -1,12 +1,31 @@
 #include "moesim/sim/Program.hpp"
 
 #include <algorithm>
+#include <limits>
 
 #include "moesim/common/Error.hpp"
+#include "moesim/common/Limits.hpp"
+#include "moesim/common/NumberText.hpp"
 
 namespace moesim::sim {
 
-Program::Program(int world_size, bool symmetric) : world_size_(world_size), symmetric_(symmetric) {
+std::size_t max_program_ops() {
+  constexpr std::uint64_t kDefault = 10'000'000;
+  constexpr std::uint64_t kLargest = std::numeric_limits<OpId>::max();  // ids are OpId
+  return static_cast<std::size_t>(limit_from_env("MOESIM_MAX_OPS", kDefault, kLargest));
+}
+
+void check_op_count(double ops) {
+  const std::size_t limit = max_program_ops();
+  if (ops <= static_cast<double>(limit)) return;
+  throw ScheduleError("the scenario needs " + format_number(ops) + " engine ops or more, past the " +
+                      std::to_string(limit) +
+                      " one simulation may hold (MOESIM_MAX_OPS, docs/limits.md): simulate fewer layers, "
+                      "ranks or tokens, or raise the limit");
+}
+
+Program::Program(int world_size, bool symmetric)
+    : world_size_(world_size), symmetric_(symmetric), max_ops_(max_program_ops()) {
   if (world_size < 1) throw ScheduleError("program: world size must be >= 1");
   streams_.resize(static_cast<std::size_t>(world_size));
   if (symmetric) {
@@ -42,6 +61,7 @@ OpId Program::push(Op op) {
       (op.stream < 0 || op.stream >= static_cast<int>(streams_[static_cast<std::size_t>(op.rank)].size()))) {
     throw ScheduleError("program: op '" + op.name + "' uses undeclared stream " + std::to_string(op.stream));
   }
+  if (ops_.size() >= max_ops_) check_op_count(static_cast<double>(ops_.size()) + 1);
   const auto id = static_cast<OpId>(ops_.size());
   for (OpId d : op.deps) {
     if (d < 0 || d >= id) throw ScheduleError("program: op '" + op.name + "' depends on an op not yet added");

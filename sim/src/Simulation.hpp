@@ -4,11 +4,14 @@
 #include <cstdint>
 #include <functional>
 #include <queue>
+#include <string>
 #include <tuple>
 #include <vector>
 
 #include "FlowQueue.hpp"
 #include "MaxMinSystem.hpp"
+#include "moesim/common/Error.hpp"
+#include "moesim/common/NumberText.hpp"
 #include "moesim/sim/Engine.hpp"
 #include "moesim/sim/Platform.hpp"
 #include "moesim/sim/Program.hpp"
@@ -16,8 +19,20 @@
 
 namespace moesim::sim::detail {
 
+/** The last simulated instant (2^61 ns, 73 years): later event times could overflow TimeNs. */
+inline constexpr TimeNs kLastNs = TimeNs{1} << 61;
+
+/** Thrown for a duration or an event time past kLastNs: a rate near 0 or a work near infinity in the input.
+ */
+[[noreturn]] inline void beyond_time_limit(double ns) {
+  throw ScheduleError("an op of the scenario would take " + format_number(ns * 1e-9) +
+                      " s, past the 73 years the engine simulates: a rate near 0 or a size far too large in "
+                      "the scenario or the hardware profile");
+}
+
 /** Durations become whole nanoseconds, rounded up; a sub-picosecond excess is float noise, not time. */
 inline TimeNs ceil_ns(double ns) {
+  if (!(ns < static_cast<double>(kLastNs))) beyond_time_limit(ns);  // also NaN
   return ns <= 0 ? 0 : static_cast<TimeNs>(std::ceil(ns - 1e-6));
 }
 

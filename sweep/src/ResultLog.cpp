@@ -1,13 +1,18 @@
 #include "moesim/sweep/ResultLog.hpp"
 
+#include <cerrno>
+#include <charconv>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
-#include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
 #include "moesim/common/Error.hpp"
+#include "moesim/common/InputFile.hpp"
+#include "moesim/common/JsonReader.hpp"
+#include "moesim/common/OutputFile.hpp"
 
 namespace moesim::sweep {
 
@@ -52,6 +57,23 @@ std::vector<std::string> split_csv(const std::string& line) {
 std::string number(double v) {
   return nlohmann::json(v).dump();
 }
+
+/** A metric cell written by number(): a finite double, the whole cell. */
+bool read_number(const std::string& cell, double& value) {
+  const char* end = cell.data() + cell.size();
+  const auto [stop, error] = std::from_chars(cell.data(), end, value);
+  return error == std::errc() && stop == end && std::isfinite(value);
+}
+
+/** Appends `text` to `path` in one write and closes it; ConfigError with the system's reason on failure. */
+void append_text(const std::string& path, const std::string& text) {
+  std::FILE* out = std::fopen(path.c_str(), "a");
+  if (!out) throw ConfigError(path, "", std::string("cannot be appended to: ") + std::strerror(errno));
+  const bool wrote = std::fwrite(text.data(), 1, text.size(), out) == text.size() && std::fflush(out) == 0;
+  const int error = errno;
+  if (std::fclose(out) != 0 || !wrote)
+    throw ConfigError(path, "", std::string("could not be written: ") + std::strerror(wrote ? errno : error));
+}
 }  // namespace
 
 ResultLog::ResultLog(std::string path, std::vector<std::string> axis_names,
@@ -68,20 +90,16 @@ ResultLog::ResultLog(std::string path, std::vector<std::string> axis_names,
                       "already exists; results are never overwritten (use --resume to continue it)");
   }
   if (!exists) {
-    std::ofstream out(path_);
-    if (!out) throw ConfigError(path_, "", "cannot be created");
-    if (!jsonl_) out << header() << "\n";
+    write_file_atomically(path_, [&](std::ostream& out) {
+      if (!jsonl_) out << header() << "\n";
+    });
     return;
   }
   // Resume: keep complete lines only (a kill can tear the last one), then check they are ours.
-  std::ifstream in(path_);
-  std::stringstream buffer;
-  buffer << in.rdbuf();
-  std::string text = buffer.str();
+  std::string text = read_input_file(path_, InputKind::DATA);
   if (!text.empty() && text.back() != '\n') {
     text.erase(text.rfind('\n') == std::string::npos ? 0 : text.rfind('\n') + 1);
-    std::ofstream rewrite(path_, std::ios::trunc);
-    rewrite << text;
+    write_file_atomically(path_, [&](std::ostream& out) { out << text; });
   }
   std::istringstream lines(text);
   std::string line;
@@ -95,10 +113,7 @@ ResultLog::ResultLog(std::string path, std::vector<std::string> axis_names,
     }
     if (!line.empty()) finished_.insert(parse_line(line, n).id);
   }
-  if (!jsonl_ && n == 0) {
-    std::ofstream out(path_, std::ios::app);
-    out << header() << "\n";
-  }
+  if (!jsonl_ && n == 0) append_text(path_, header() + "\n");
 }
 
 std::string ResultLog::header() const {
@@ -135,9 +150,8 @@ Row ResultLog::parse_line(const std::string& line, std::size_t line_number) cons
   Row row;
   const std::string where = "line " + std::to_string(line_number);
   if (jsonl_) {
-    nlohmann::json j;
     try {
-      j = nlohmann::json::parse(line);
+      const nlohmann::json j = parse_json_text(line, path_);
       row.id = j.at("id").get<std::string>();
       for (auto& [k, v] : j.at("params").items()) row.axis_values[k] = v.get<std::string>();
       row.ok = j.at("status").get<std::string>() == "ok";
@@ -156,7 +170,10 @@ Row ResultLog::parse_line(const std::string& line, std::size_t line_number) cons
   for (const auto& a : axis_names_) row.axis_values[a] = f[i++];
   row.ok = f[i++] == "ok";
   for (const auto& m : metric_names_) {
-    if (!f[i].empty()) row.metrics[m] = std::stod(f[i]);
+    if (!f[i].empty() && !read_number(f[i], row.metrics[m])) {
+      throw ConfigError(path_, where,
+                        "column " + std::to_string(i + 1) + " (" + m + ") is not a finite number");
+    }
     ++i;
   }
   row.error = f[i];
@@ -165,17 +182,12 @@ Row ResultLog::parse_line(const std::string& line, std::size_t line_number) cons
 
 void ResultLog::append(const Row& row) {
   std::lock_guard<std::mutex> lock(mutex_);
-  std::FILE* out = std::fopen(path_.c_str(), "a");
-  if (!out) throw ConfigError(path_, "", "cannot be appended to");
-  std::string line = format_row(row) + "\n";
-  std::fwrite(line.data(), 1, line.size(), out);
-  std::fflush(out);
-  std::fclose(out);
+  append_text(path_, format_row(row) + "\n");
   finished_.insert(row.id);
 }
 
 std::vector<Row> ResultLog::read_all() const {
-  std::ifstream in(path_);
+  std::istringstream in(read_input_file(path_, InputKind::DATA));
   std::vector<Row> rows;
   std::string line;
   std::size_t n = 0;
@@ -191,7 +203,7 @@ void ResultLog::finalize(const std::vector<Point>& order) {
   std::lock_guard<std::mutex> lock(mutex_);
   std::map<std::string, std::string> by_id;
   {
-    std::ifstream in(path_);
+    std::istringstream in(read_input_file(path_, InputKind::DATA));
     std::string line;
     std::size_t n = 0;
     while (std::getline(in, line)) {
@@ -200,15 +212,12 @@ void ResultLog::finalize(const std::vector<Point>& order) {
       by_id[parse_line(line, n).id] = line;
     }
   }
-  const std::string temp = path_ + ".tmp";
-  {
-    std::ofstream out(temp, std::ios::trunc);
+  write_file_atomically(path_, [&](std::ostream& out) {
     if (!jsonl_) out << header() << "\n";
     for (const auto& p : order) {
       if (auto it = by_id.find(p.id); it != by_id.end()) out << it->second << "\n";
     }
-  }
-  std::filesystem::rename(temp, path_);
+  });
 }
 
 }  // namespace moesim::sweep

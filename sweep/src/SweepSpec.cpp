@@ -1,22 +1,50 @@
 #include "moesim/sweep/SweepSpec.hpp"
 
+#include <algorithm>
 #include <cmath>
+#include <cstdint>
+#include <optional>
 #include <set>
 #include <sstream>
 
 #include "moesim/common/Error.hpp"
+#include "moesim/common/InputFile.hpp"
 #include "moesim/common/JsonReader.hpp"
+#include "moesim/common/NumberText.hpp"
 
 namespace moesim::sweep {
 
 namespace {
 
+// Limits (docs/limits.md). Range bounds stay where doubles hold every integer exactly (2^53 ~ 9e15).
+constexpr std::size_t kMaxAxisValues = 100000;
+constexpr std::size_t kMaxPoints = 100000;
+constexpr double kMaxRangeBound = 1e15;
+
 std::string value_text(const nlohmann::json& v, const std::string& file, const std::string& pointer) {
-  if (v.is_string()) return v.get<std::string>();
-  if (v.is_number_integer()) return std::to_string(v.get<std::int64_t>());
+  if (v.is_string()) {
+    const std::string text = v.get<std::string>();
+    // A control character would tear the results file's lines (and ids are matched line by line on resume).
+    for (char c : text) {
+      if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f)
+        throw ConfigError(file, pointer, "= " + shown_value(v) + ": must not hold control characters");
+    }
+    return text;
+  }
+  if (v.is_number_integer()) {
+    if (v.is_number_unsigned() && v.get<std::uint64_t>() > static_cast<std::uint64_t>(INT64_MAX))
+      throw ConfigError(file, pointer, "= " + shown_value(v) + ": must be < 2^63");
+    return std::to_string(v.get<std::int64_t>());
+  }
   if (v.is_number()) return v.dump();
   if (v.is_boolean()) return v.get<bool>() ? "true" : "false";
   throw ConfigError(file, pointer, "expected a string, a number or true/false");
+}
+
+/** How many values a range holds, before any is made: so that a huge one is refused at once. */
+double range_count(double from, double to, std::optional<double> step, std::optional<double> mul) {
+  if (step) return std::floor((to - from) / *step * (1 + 1e-12)) + 1;
+  return std::floor(std::log(to / from) / std::log(*mul) * (1 + 1e-12)) + 1;
 }
 
 /** A range object {"from", "to", and "step" (additive) or "mul" (geometric)}; inclusive of "to". */
@@ -26,14 +54,24 @@ std::vector<std::string> expand_range(const nlohmann::json& v, const std::string
   double from = o.number("from"), to = o.number("to");
   auto step = o.optional_number("step");
   auto mul = o.optional_number("mul");
+  if (std::abs(from) > kMaxRangeBound) o.fail("from", "must be within +-1e15");
+  if (std::abs(to) > kMaxRangeBound) o.fail("to", "must be within +-1e15");
   o.finish();
   if (step.has_value() == mul.has_value())
     throw ConfigError(file, pointer, "needs exactly one of \"step\" or \"mul\"");
   if ((step && !(*step > 0)) || (mul && !(*mul > 1)) || to < from) {
     throw ConfigError(file, pointer, "must run upwards: from <= to, step > 0 or mul > 1");
   }
+  if (mul && !(from > 0)) throw ConfigError(file, pointer + "/from", "must be > 0 for a range with \"mul\"");
+  const double count = range_count(from, to, step, mul);
+  if (!(count <= static_cast<double>(kMaxAxisValues))) {
+    throw ConfigError(file, pointer,
+                      "holds " + format_number(count) + " values, more than the " +
+                          std::to_string(kMaxAxisValues) + " an axis may have (docs/limits.md)");
+  }
   std::vector<std::string> out;
-  for (double x = from; x <= to * (1 + 1e-12) && out.size() < 100000; x = step ? x + *step : x * *mul) {
+  for (double x = from; x <= to * (1 + 1e-12) && out.size() < kMaxAxisValues;
+       x = step ? x + *step : x * *mul) {
     double r = std::round(x);
     out.push_back(std::abs(x - r) < 1e-9 ? std::to_string(static_cast<std::int64_t>(r))
                                          : nlohmann::json(x).dump());
@@ -73,6 +111,49 @@ double term_value(const std::string& term, const std::map<std::string, std::stri
   return v;
 }
 
+/** Keys of base and axes are `moesim simulate` flags without their dashes: lower-case words and dashes. */
+void check_flag_name(const std::string& name, const std::string& file, const std::string& pointer) {
+  const bool ok = !name.empty() && name.size() <= 64 && name.front() != '-' &&
+                  std::all_of(name.begin(), name.end(), [](char c) {
+                    return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-' || c == '_';
+                  });
+  if (!ok)
+    throw ConfigError(file, pointer, "is not a flag name (moesim simulate's flags without their dashes)");
+}
+
+void check_distinct(const std::vector<std::string>& values, const std::string& file,
+                    const std::string& pointer) {
+  std::map<std::string, std::size_t> seen;
+  for (std::size_t i = 0; i < values.size(); ++i) {
+    const auto [at, added] = seen.emplace(values[i], i);
+    if (!added) {
+      throw ConfigError(file, pointer + "/" + std::to_string(i),
+                        "= \"" + values[i] + "\": repeats value " + std::to_string(at->second) +
+                            " of the axis (each value once, or results would collide)");
+    }
+  }
+}
+
+/** Points before filtering: the product of the axis lengths, a zip group counting once. */
+void check_point_count(const SweepSpec& spec) {
+  double points = 1;
+  std::set<std::string> counted;
+  for (const auto& name : spec.axis_names) {
+    if (counted.count(name)) continue;
+    for (const auto& group : spec.zip_groups) {
+      if (std::find(group.begin(), group.end(), name) != group.end())
+        counted.insert(group.begin(), group.end());
+    }
+    points *= static_cast<double>(spec.axes.at(name).size());
+  }
+  if (points > static_cast<double>(kMaxPoints)) {
+    throw ConfigError(spec.file, "/axes",
+                      "expand to " + format_number(points) + " points, more than the " +
+                          std::to_string(kMaxPoints) +
+                          " a sweep may have (docs/limits.md; split it, or zip axes)");
+  }
+}
+
 }  // namespace
 
 bool passes(const std::string& condition, const std::map<std::string, std::string>& params,
@@ -101,6 +182,7 @@ SweepSpec parse_sweep(const std::string& text, const std::string& file) {
   if (root.integer("schema_version") != 1) root.fail("schema_version", "must be 1");
   if (auto base = root.optional_object("base")) {
     for (auto it = doc["base"].begin(); it != doc["base"].end(); ++it) {
+      check_flag_name(it.key(), file, "/base/" + it.key());
       spec.base[it.key()] = value_text(it.value(), file, "/base/" + it.key());
     }
   }
@@ -109,6 +191,7 @@ SweepSpec parse_sweep(const std::string& text, const std::string& file) {
     throw ConfigError(file, "/axes", "must be an object with at least one axis");
   for (auto it = axes.begin(); it != axes.end(); ++it) {
     const std::string pointer = "/axes/" + it.key();
+    check_flag_name(it.key(), file, pointer);
     std::vector<std::string> values;
     if (it.value().is_array()) {
       for (std::size_t i = 0; i < it.value().size(); ++i) {
@@ -120,6 +203,10 @@ SweepSpec parse_sweep(const std::string& text, const std::string& file) {
       throw ConfigError(file, pointer, "expected a list of values or a {from, to, step|mul} range");
     }
     if (values.empty()) throw ConfigError(file, pointer, "has no values");
+    if (values.size() > kMaxAxisValues)
+      throw ConfigError(file, pointer,
+                        "has more than the " + std::to_string(kMaxAxisValues) + " values an axis may have");
+    check_distinct(values, file, pointer);
     spec.axis_names.push_back(it.key());
     spec.axes[it.key()] = values;
   }
@@ -157,12 +244,12 @@ SweepSpec parse_sweep(const std::string& text, const std::string& file) {
   }
   if (auto metric = root.optional_string("metric")) spec.metric = *metric;
   root.finish();
+  check_point_count(spec);
   return spec;
 }
 
 SweepSpec load_sweep(const std::string& path) {
-  auto doc = read_json_file(path);
-  return parse_sweep(doc.dump(), path);
+  return parse_sweep(read_input_file(path, InputKind::SPEC), path);
 }
 
 std::vector<Point> expand(const SweepSpec& spec) {
@@ -183,6 +270,7 @@ std::vector<Point> expand(const SweepSpec& spec) {
     }
   }
   std::vector<Point> points;
+  std::set<std::string> ids;
   std::vector<std::size_t> index(dims.size(), 0);
   while (true) {
     Point p;
@@ -196,6 +284,11 @@ std::vector<Point> expand(const SweepSpec& spec) {
     }
     bool keep = true;
     for (const auto& f : spec.filters) keep = keep && passes(f, p.params, spec.file);
+    if (keep && !ids.insert(p.id).second) {
+      throw ConfigError(spec.file, "/axes",
+                        "give two points the same id \"" + p.id +
+                            "\" (a value holds \",\" or \"=\"): results would collide");
+    }
     if (keep) points.push_back(std::move(p));
     std::size_t d = dims.size();
     while (d > 0) {

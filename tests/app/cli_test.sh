@@ -38,7 +38,7 @@ p=json.load(open('$profile_dir/h100.json')); p['node']['fabric']['link_bw_GBps']
 json.dump(p,open('$work/zero_bw.json','w'))"
 expect_error 2 'zero_bw.json: /node/fabric/link_bw_GBps = 0: must be > 0' "${base[@]}" --hw "$work/zero_bw.json"
 echo '{ "name": ' > "$work/broken.json"
-expect_error 2 'broken.json: is not valid JSON' "${base[@]}" --hw "$work/broken.json"
+expect_error 2 'broken.json:2: invalid JSON' "${base[@]}" --hw "$work/broken.json"
 expect_error 2 'ep 3 does not divide the 64 experts' "${base[@]}" --ep 3
 expect_error 2 'tokens 5000 is not divisible by --seq 4096' "${base[@]}" --tokens 5000
 expect_error 2 'unknown schedule' "${base[@]}" --schedule nope
@@ -100,7 +100,7 @@ rows = json.load(open('$work/rows.json'))
 assert rows and all(set(r) == {'source', 'scenario', 'metric', 'published_or_measured', 'predicted', 'error_pct'} for r in rows)
 "; then ok; else bad "validate $mode --json FILE"; fi
 done
-expect_error 2 'nodir/rows.json: cannot be opened' validate --published --json "$work/nodir/rows.json"
+expect_error 2 'nodir/rows.json": its directory .*/nodir does not exist' validate --published --json "$work/nodir/rows.json"
 
 # --judge configs adds a table of medians over repeated runs: two leases of the same three records.
 runs4=${runs/-run2\//-run4/}

@@ -75,7 +75,7 @@ TEST_F(TempDataDir, ExplicitPathIsReadAsGivenEvenWhenACalibratedOneExists) {
     load_profile("missing.json", root_);
     FAIL() << "missing file accepted";
   } catch (const ConfigError& e) {
-    EXPECT_EQ(std::string(e.what()), "missing.json: cannot be opened for reading");
+    EXPECT_EQ(std::string(e.what()), "missing.json: cannot be opened for reading: No such file or directory");
   }
 }
 

@@ -322,3 +322,67 @@ TEST(ProfileValidation, PowerRules) {
   EXPECT_EQ(power_error("link_pj_per_byte", 0), "<accepted>");
   EXPECT_EQ(power_error("clock_rate_exponent", 1.5), "<accepted>");
 }
+
+// Physical bounds: one class each of the values the validator accepted although the engine could not run
+// them (issue 31). The ranges come from docs/limits.md; each test puts a value just past a bound and the
+// bound itself.
+TEST(PhysicalBounds, Clocks) {
+  EXPECT_EQ(error_after([](json& d) { d["gpu"]["peak_clock_mhz"] = 50; }),
+            "bad.json: /gpu/peak_clock_mhz = 50: must be in [100, 10000] (physical bound, docs/limits.md)");
+  EXPECT_EQ(error_after([](json& d) { d["gpu"]["max_boost_clock_mhz"] = 1e9; }),
+            "bad.json: /gpu/max_boost_clock_mhz = 1000000000: must be in [100, 10000] (physical bound, "
+            "docs/limits.md)");
+  EXPECT_EQ(error_after([](json& d) { d["gpu"]["max_boost_clock_mhz"] = 10000; }), "<accepted>");
+}
+
+TEST(PhysicalBounds, Bandwidths) {
+  // A denormal bandwidth made every transfer longer than simulated time can hold ("op never finished").
+  EXPECT_EQ(error_after([](json& d) {
+              d["gpu"]["hbm_bw_GBps"] = 1e-310;
+            }).rfind("bad.json: /gpu/hbm_bw_GBps = 9.99999999999997e-311: must be in [0.001, 1000000]", 0),
+            0u);
+  EXPECT_EQ(error_after([](json& d) { d["collectives"][0]["busbw"][1]["GBps"] = 1e7; }),
+            "bad.json: /collectives/0/busbw/1/GBps = 10000000: must be in [0.001, 1000000] (physical bound, "
+            "docs/limits.md)");
+  // 1e308 GB/s is inf bytes/s: refused where it is read, as the file wrote it.
+  EXPECT_EQ(
+      error_after([](json& d) { d["collectives"][0]["busbw"][1]["GBps"] = 1e308; }),
+      "bad.json: /collectives/0/busbw/1/GBps = 1e+308: is too large to be a physical value (docs/limits.md)");
+  EXPECT_EQ(error_after([](json& d) {
+              d["node"]["fabric"]["link_bw_GBps"] = 1e-4;
+              d["node"]["fabric"]["usable_link_bw_GBps"] = 1e-4;
+              d["node"]["fabric"]["per_gpu_bw_GBps"] = 7e-4;
+            }),
+            "bad.json: /node/fabric/link_bw_GBps = 0.0001: must be in [0.001, 1000000] (physical bound, "
+            "docs/limits.md)");
+}
+
+TEST(PhysicalBounds, StreamingMultiprocessors) {
+  EXPECT_EQ(error_after([](json& d) { d["gpu"]["sm_count"] = 1000000; }),
+            "bad.json: /gpu/sm_count = 1000000: must be in [1, 65536] (physical bound, docs/limits.md)");
+  // A communication kernel on 0 SMs never moved a byte; on all of them it left compute nothing.
+  EXPECT_EQ(error_after([](json& d) { d["contention"]["comm_sms"] = 0; }),
+            "bad.json: /contention/comm_sms = 0: must be >= 1");
+  EXPECT_EQ(error_after([](json& d) { d["contention"]["comm_sms"] = 100; }),
+            "bad.json: /contention/comm_sms = 100: must be < /gpu/sm_count (100)");
+  EXPECT_EQ(error_after([](json& d) { d["contention"]["comm_sms"] = 1; }), "<accepted>");
+}
+
+TEST(PhysicalBounds, LaunchOverheadsAndLatencies) {
+  EXPECT_EQ(
+      error_after([](json& d) { d["gpu"]["launch_overhead_us"] = 1e308; }),
+      "bad.json: /gpu/launch_overhead_us = 1e+308: must be in [0, 10000] (physical bound, docs/limits.md)");
+  EXPECT_EQ(error_after([](json& d) { d["gpu"]["kernel_min_us"] = 20000; }),
+            "bad.json: /gpu/kernel_min_us = 20000: must be in [0, 10000] (physical bound, docs/limits.md)");
+  EXPECT_EQ(
+      error_after([](json& d) { d["network"]["latency_us"] = 2e6; }),
+      "bad.json: /network/latency_us = 2000000: must be in [0, 1000000] (physical bound, docs/limits.md)");
+}
+
+TEST(PhysicalBounds, EfficienciesAndSlowdowns) {
+  EXPECT_EQ(error_after([](json& d) { d["efficiency"]["memory"]["value"][0] = 1e-300; }),
+            "bad.json: /efficiency/memory/value/0 = 1e-300: must be >= 0.0001");
+  EXPECT_EQ(error_after([](json& d) { d["contention"]["compute_slowdown_with_comm"] = 1e308; }),
+            "bad.json: /contention/compute_slowdown_with_comm = 1e+308: must be in [1, 100] (physical bound, "
+            "docs/limits.md)");
+}

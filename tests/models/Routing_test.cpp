@@ -46,9 +46,11 @@ TEST(Routing, ParsesEveryForm) {
 TEST(Routing, BadTextListsTheAcceptedForms) {
   EXPECT_EQ(routing_error("skewed"), "<input>: --routing = \"skewed\": " + kAcceptedForms);
   EXPECT_EQ(routing_error("histogram:"), "<input>: --routing = \"histogram:\": " + kAcceptedForms);
-  for (const char* bad_exponent : {"zipf:0", "zipf:-1", "zipf:x", "zipf:1.5x", "zipf:"}) {
+  // 1e308 left every expert but one a weight of 0 (1/2^1e308); past 100 none has a weight above 2^-100.
+  for (const char* bad_exponent :
+       {"zipf:0", "zipf:-1", "zipf:x", "zipf:1.5x", "zipf:", "zipf:1e308", "zipf:nan"}) {
     EXPECT_EQ(routing_error(bad_exponent), "<input>: --routing = \"" + std::string(bad_exponent) +
-                                               "\": the zipf exponent S must be a number > 0; " +
+                                               "\": the zipf exponent S must be a number in (0, 100]; " +
                                                kAcceptedForms);
   }
 }
@@ -60,7 +62,7 @@ TEST(Routing, BadHistogramFilesNameTheFile) {
   EXPECT_EQ(routing_error("histogram:" + object),
             object + ": must be a JSON array of per-expert weights (numbers >= 0)");
   EXPECT_EQ(routing_error("histogram:/no/such/file.json"),
-            "/no/such/file.json: cannot be opened for reading");
+            "/no/such/file.json: cannot be opened for reading: No such file or directory");
   // 6 weights against a model of 8 experts.
   const RoutingSpec six = parse_routing("histogram:" + kFixtures + "/histogram_skewed.json");
   try {

@@ -2,6 +2,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <thread>
 
 #include "moesim/common/Error.hpp"
 #include "moesim/sweep/ResultLog.hpp"
@@ -109,4 +110,116 @@ TEST(Runner, StopsTakingPointsWhenInterruptedAndRecordsErrors) {
   EXPECT_TRUE(summary.interrupted);
   EXPECT_EQ(summary.failed, 1u);
   EXPECT_EQ(log.read_all().size(), 4u);
+}
+
+namespace {
+std::string sweep_error(const std::string& text) {
+  try {
+    expand(parse_sweep(text, "s.json"));
+  } catch (const ConfigError& e) {
+    return e.what();
+  }
+  return "<accepted>";
+}
+}  // namespace
+
+TEST(SweepSpec, RangesPastTheirCapOrTheDoubleGridAreErrorsNotCapped) {
+  // 1..200000 by 1 is 200,000 values: more than the 100,000 an axis may have (it was silently cut).
+  EXPECT_EQ(
+      sweep_error(R"({"schema_version": 1, "axes": {"tokens": {"from": 1, "to": 200000, "step": 1}}})"),
+      "s.json: /axes/tokens holds 200000 values, more than the 100000 an axis may have (docs/limits.md)");
+  // 1e300 printed as an int64 wrapped to a negative number.
+  EXPECT_EQ(sweep_error(R"({"schema_version": 1, "axes": {"tokens": {"from": 1, "to": 1e300, "mul": 2}}})"),
+            "s.json: /axes/tokens/to = 1e+300: must be within +-1e15");
+  // mul from 0 never grows: 0, 0, 0, ... was 100,000 copies of "0".
+  EXPECT_EQ(sweep_error(R"({"schema_version": 1, "axes": {"tokens": {"from": 0, "to": 8, "mul": 2}}})"),
+            "s.json: /axes/tokens/from must be > 0 for a range with \"mul\"");
+}
+
+TEST(SweepSpec, PointsAreCappedBeforeTheyAreMade) {
+  // 400 x 400 = 160,000 points > 100,000 (3 axes of 100,000 would have been 10^15 points).
+  EXPECT_EQ(
+      sweep_error(R"({"schema_version": 1, "axes": {"a": {"from": 1, "to": 400, "step": 1},
+                                                          "b": {"from": 1, "to": 400, "step": 1}}})"),
+      "s.json: /axes expand to 160000 points, more than the 100000 a sweep may have (docs/limits.md; split "
+      "it, or zip axes)");
+  // Zipped, the same axes are 400 points.
+  EXPECT_EQ(sweep_error(R"({"schema_version": 1, "axes": {"a": {"from": 1, "to": 400, "step": 1},
+                            "b": {"from": 1, "to": 400, "step": 1}}, "zip": [["a", "b"]]})"),
+            "<accepted>");
+}
+
+TEST(SweepSpec, IdsAreUniqueAndHoldNoControlCharacters) {
+  // Two equal values made two rows with one id: the final file kept one of them.
+  EXPECT_EQ(
+      sweep_error(R"({"schema_version": 1, "axes": {"ep": [8, 16, 8]}})"),
+      "s.json: /axes/ep/2 = \"8\": repeats value 0 of the axis (each value once, or results would collide)");
+  // a = "1", b = "2,b=x" and a = "1,b=2", b = "x" both read "a=1,b=2,b=x".
+  EXPECT_EQ(
+      sweep_error(R"({"schema_version": 1, "axes": {"a": ["1", "1,b=2"], "b": ["x", "2,b=x"]}})"),
+      "s.json: /axes give two points the same id \"a=1,b=2,b=x\" (a value holds \",\" or \"=\"): results "
+      "would collide");
+  // A newline tore the CSV row, and resume never found the point again.
+  EXPECT_EQ(sweep_error("{\"schema_version\": 1, \"axes\": {\"opt\": [\"mode=a\\nb\"]}}"),
+            "s.json: /axes/opt/0 = \"mode=a\\nb\": must not hold control characters");
+  EXPECT_EQ(sweep_error(R"({"schema_version": 1, "axes": {"--ep": [8]}})"),
+            "s.json: /axes/--ep is not a flag name (moesim simulate's flags without their dashes)");
+}
+
+TEST(Runner, AnUnwritableRowStopsTheSweepWithItsError) {
+  auto path = temp_file("unwritable.csv").string();
+  ResultLog log(path, {"ep"}, {"step_ms"}, false);
+  std::filesystem::remove(path);
+  std::filesystem::create_directory(path);  // appends now fail: the path is a directory
+  std::vector<Point> points(4);
+  for (int i = 0; i < 4; ++i) points[static_cast<std::size_t>(i)].id = std::to_string(i);
+  std::atomic<bool> stop{false};
+  std::atomic<int> calls{0};
+  std::ostringstream progress;
+  try {
+    run_sweep(
+        points, 1,
+        [&](const Point& p) {
+          ++calls;
+          return row(p.id, 1);
+        },
+        log, stop, progress, false);
+    ADD_FAILURE() << "no error";
+  } catch (const ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("cannot be appended to: Is a directory"), std::string::npos)
+        << e.what();
+  }
+  EXPECT_EQ(calls.load(), 1);  // no point starts after the first failed write
+  std::filesystem::remove(path);
+}
+
+TEST(Runner, AnInterruptLeavesAPointStuckInItsSimulationBehind) {
+  auto path = temp_file("stuck.csv").string();
+  ResultLog log(path, {"ep"}, {"step_ms"}, false);
+  std::vector<Point> points(3);
+  for (int i = 0; i < 3; ++i) points[static_cast<std::size_t>(i)].id = std::to_string(i);
+  std::atomic<bool> stop{false};
+  auto release = std::make_shared<std::atomic<bool>>(false);
+  std::ostringstream progress;
+  // Point 1 simulates until released; the interrupt comes while it runs, and 50 ms of grace do not save it.
+  const auto start = std::chrono::steady_clock::now();
+  auto summary = run_sweep(
+      points, 2,
+      [release, &stop](const Point& p) {
+        if (p.id == "1") {
+          stop.store(true);
+          while (!release->load()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+        }
+        return row(p.id, 1);
+      },
+      log, stop, progress, false, std::chrono::milliseconds(50));
+  const double waited = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  EXPECT_TRUE(summary.interrupted);
+  EXPECT_EQ(summary.abandoned, 1u);
+  EXPECT_LT(waited, 5.0);
+  const auto rows = log.read_all();
+  EXPECT_TRUE(std::none_of(rows.begin(), rows.end(), [](const Row& r) { return r.id == "1"; }));
+  release->store(true);  // the detached worker finishes and writes nothing
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  EXPECT_EQ(log.read_all().size(), rows.size());
 }

@@ -102,7 +102,8 @@ TEST(Measured, RefusesFailedChecksAndUnknownGpus) {
   runs.pop_back();  // h100 has no copy-engine all-to-all table, so only the NCCL records
   EXPECT_NO_THROW(compare_measured(runs, "h100"));
   const std::string bad = (std::filesystem::temp_directory_path() / "moesim_measured_bad.json").string();
-  std::ofstream(bad) << R"({"results": [{"model": "qwen3-30b-a3b", "moe_comm": "ring"}]})";
+  std::ofstream(bad)
+      << R"({"schema_version": 1, "results": [{"model": "qwen3-30b-a3b", "moe_comm": "ring"}]})";
   EXPECT_EQ(config_error([&] { read_layer_runner_results(bad); }),
             bad + ": /results/0/moe_comm = \"ring\": expected alltoall or allreduce");
 }

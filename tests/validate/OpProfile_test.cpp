@@ -127,7 +127,7 @@ TEST(OpProfile, AMalformedProfileNamesItsPath) {
           "seed": 1, "sync_splits": true, "tokens_to_expert": [[1], [1]], "stack_ms": {"p50": 1},
           "compute_only_ms": {"p50": 1}, "comm_only_ms": {"p50": 1}, "exposed_comm_ms": 0, "overlap_pct": 0,
           "op_profile": {"full": {"rank": 2, "iterations": 5, "steps": []}}})";
-  std::ofstream(bad) << R"({"results": [)" << record << "]}";
+  std::ofstream(bad) << R"({"schema_version": 1, "results": [)" << record << "]}";
   try {
     read_layer_runner_results(bad);
     FAIL() << "no ConfigError";

@@ -90,10 +90,12 @@ MeasuredRun read_record(JsonObject record, const std::string& device) {
   r.ep = positive_int(record, "ep");
   r.tp = positive_int(record, "tp");
   r.layers = positive_int(record, "layers");
-  r.tokens_per_rank = record.positive_integer("tokens_per_rank");
-  r.seq = record.positive_integer("seq");
+  r.tokens_per_rank = positive_int(record, "tokens_per_rank");
+  r.seq = positive_int(record, "seq");
   r.routing = record.string("routing");
-  r.seed = static_cast<std::uint64_t>(record.integer("seed"));
+  const std::int64_t seed = record.integer("seed");
+  if (seed < 0) record.fail("seed", "must be an integer >= 0");
+  r.seed = static_cast<std::uint64_t>(seed);
   r.sync_splits = record.boolean("sync_splits");
   if (auto attention = record.optional_string("attention")) r.attention = *attention;
   if (!hw::try_parse_attention_impl(r.attention)) record.fail("attention", "expected unfused or fused");
@@ -108,7 +110,10 @@ MeasuredRun read_record(JsonObject record, const std::string& device) {
   r.comm_only_ms = p50(record, "comm_only_ms");
   r.exposed_comm_ms = record.number("exposed_comm_ms");
   r.overlap_pct = record.number("overlap_pct");
+  if (!(r.overlap_pct >= 0 && r.overlap_pct <= 100)) record.fail("overlap_pct", "must be in [0, 100]");
   r.speedup_vs_regular = record.optional_number("speedup_vs_regular");
+  if (r.speedup_vs_regular && !(*r.speedup_vs_regular > 0 && *r.speedup_vs_regular <= 1000))
+    record.fail("speedup_vs_regular", "must be in (0, 1000]");
   if (auto check = record.optional_object("check")) r.check_passed = check->boolean("passed");
   if (auto profile = record.optional_object("op_profile")) read_op_profile(profile->object("full"), r);
   // Other keys (iterations, per-rank times, provenance details) are informational.
@@ -165,9 +170,11 @@ std::string MeasuredRun::label() const {
 }
 
 std::vector<MeasuredRun> read_layer_runner_results(const std::string& file) {
-  const nlohmann::json document = read_json_file(file);
+  const nlohmann::json document = read_json_file(file, InputKind::DATA);
   if (!document.is_object()) throw ConfigError(file, "", "must be a layer_runner results object");
   JsonObject top(document, file);
+  if (top.integer("schema_version") != 1)
+    top.fail("schema_version", "must be 1 (kernels/ results, see kernels/README.md)");
   std::string device;
   if (top.has("gpus")) {
     const nlohmann::json& gpus = top.raw("gpus");

@@ -83,6 +83,7 @@ class MegakernelBuilder {
     timer_.hw = &hw;
     timer_.math = math == "tf32" ? "tf32" : models::to_string(s.workload.dtype);
     latency_ns_ = hw.node.fabric.latency_s * 1e9;
+    sim::check_op_count(op_count());
     out_.program = std::make_shared<sim::Program>(p_.ep, false);
     rows_at_.assign(static_cast<std::size_t>(p_.ep), 0);
     for (int src = 0; src < p_.ep; ++src) {
@@ -111,6 +112,20 @@ class MegakernelBuilder {
   const FlashPlan& plan() const { return p_; }
 
  private:
+  /** The ops build() adds, counted from the plan first: tile tasks grow with tokens x experts. */
+  double op_count() const {
+    const double row_tile_ops =
+        static_cast<double>(ceil_div(p_.ffn, bn_)) + 2 + 2 * static_cast<double>(ceil_div(p_.hidden, bn_));
+    double ops = p_.ep * (1 + static_cast<double>(ceil_div(p_.tokens, bm_)));
+    for (int src = 0; src < p_.ep; ++src) {
+      for (int e = 0; e < p_.experts; ++e) {
+        const std::int64_t rows = p_.rows_to(src, e);
+        if (rows > 0) ops += 1 + static_cast<double>(ceil_div(rows, bm_)) * row_tile_ops;
+      }
+    }
+    return ops;
+  }
+
   sim::Program& prog() { return *out_.program; }
 
   /** The persistent kernel (one host launch) and its fused-gate tiles. */

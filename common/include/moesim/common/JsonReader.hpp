@@ -13,14 +13,26 @@
 #include <vector>
 
 #include "moesim/common/Error.hpp"
+#include "moesim/common/InputFile.hpp"
 
 namespace moesim {
 
-/** @brief Parses a whole file; a syntax error becomes a ConfigError with the byte offset. */
-nlohmann::json read_json_file(const std::string& path);
+/** @brief The deepest nesting of arrays and objects an input may have (docs/limits.md). */
+inline constexpr int kMaxJsonDepth = 64;
 
-/** @brief Parses text that came from `source_name` (a file name, "<stdin>", a test label). */
+/**
+ * @brief Parses text that came from `source_name` (a file name, a test label), strictly: a syntax
+ * error ("file:LINE: invalid JSON: ..."), a number outside the range of a double, a key that appears
+ * twice in one object, or nesting deeper than kMaxJsonDepth is a ConfigError naming the file and, where
+ * there is one, the JSON pointer. The value returned can be printed and destroyed without deep recursion.
+ */
 nlohmann::json parse_json_text(const std::string& text, const std::string& source_name);
+
+/** @brief Reads (read_input_file: a regular file within the limit of `kind`) and parses a whole file. */
+nlohmann::json read_json_file(const std::string& path, InputKind kind = InputKind::SPEC);
+
+/** @brief A value as error messages show it: a scalar as written (at most 60 characters), {...} or [...]. */
+std::string shown_value(const nlohmann::json& value);
 
 /** @brief A view of one JSON object at a known pointer inside a known file. */
 class JsonObject {
@@ -43,6 +55,7 @@ class JsonObject {
   double positive(const std::string& key);
   /** @brief A number that must be >= 0. */
   double non_negative(const std::string& key);
+  /** @brief An integer in the range of std::int64_t (larger ones are errors, never wrapped). */
   std::int64_t integer(const std::string& key);
   std::optional<std::int64_t> optional_integer(const std::string& key);
   std::int64_t positive_integer(const std::string& key);

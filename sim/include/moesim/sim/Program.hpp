@@ -129,6 +129,19 @@ struct Op {
  * stands for a world where every rank does the same: members of a collective that are not
  * simulated arrive when rank 0's member does, and traffic is modeled from rank 0's side.
  */
+/**
+ * @brief Ops one program may hold: the environment's MOESIM_MAX_OPS, else 10,000,000 (about 6 GB at the
+ * ~600 bytes an op takes with its run state; docs/limits.md). Adding one more is a ScheduleError, so a
+ * scenario too large to simulate is refused while it is built, before its memory is gone.
+ */
+std::size_t max_program_ops();
+
+/**
+ * @brief Refuses (ScheduleError) a program of `ops` ops past max_program_ops(): builders that can count
+ * their ops ahead call it before they add any, so a scenario far too large is refused at once.
+ */
+void check_op_count(double ops);
+
 class Program {
  public:
   /** @brief `world_size` ranks; `symmetric` = simulate rank 0 as the representative of all. */
@@ -187,6 +200,7 @@ class Program {
 
   int world_size_;
   bool symmetric_;
+  std::size_t max_ops_;
   std::vector<int> simulated_ranks_;
   std::vector<std::vector<std::string>> streams_;  ///< per world rank (empty when not simulated)
   std::vector<Op> ops_;

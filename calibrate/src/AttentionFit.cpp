@@ -1,0 +1,187 @@
+// The attention curves (fused from PyTorch SDPA or our kernel, unfused for the layer runner) and backward
+// factor.
+#include <algorithm>
+#include <map>
+#include <set>
+#include <tuple>
+
+#include "CalibrationContext.hpp"
+#include "SourceText.hpp"
+
+namespace moesim::calibrate::detail {
+namespace {
+
+// FlashAttention's backward runs 5 matmuls to the forward's 2 (models/src/LayerOps.cpp uses the same 2.5).
+constexpr double kAttentionBackwardFlops = 2.5;
+
+double attention_forward_flops(const AttentionCase& a) {
+  return 2.0 * static_cast<double>(a.batch_heads) * (static_cast<double>(a.seq_len) * a.seq_len / 2.0) *
+         static_cast<double>(a.d_qk + a.d_v);
+}
+
+// The layer runner computes attention unfused; its validation needs that implementation's own curve.
+// Unfused time is set by the L×L score matrices, not by the head dims, so a FLOP efficiency depends on
+// d_qk + d_v: only the MHA/GQA cases (d_qk = d_v), the runner's geometry, enter the curve.
+bool runner_geometry(const AttentionCase& a) {
+  return a.impl == "unfused" && a.forward && a.d_qk == a.d_v;
+}
+
+void fit_unfused_attention(Context& c) {
+  hw::HwProfile& p = c.out.profile;
+  const double sustained = p.sustained_peak_flops("bf16");
+  std::map<std::int64_t, std::vector<double>> by_seq;
+  for (const AttentionCase& a : c.in.bench.attention) {
+    if (runner_geometry(a)) by_seq[a.seq_len].push_back(attention_forward_flops(a) / a.time_s / sustained);
+  }
+  if (by_seq.empty()) return;
+  hw::EfficiencyCurve& curve = p.efficiency.attention_unfused_fwd;
+  curve = {};
+  ErrorSummary residual;
+  for (const auto& [seq, effs] : by_seq) {
+    curve.x.push_back(static_cast<double>(seq));
+    curve.value.push_back(round4(geometric_mean(effs)));
+  }
+  for (const AttentionCase& a : c.in.bench.attention) {
+    if (!runner_geometry(a)) continue;
+    const double model =
+        p.attention_efficiency(a.seq_len, hw::AttentionPass::FORWARD, hw::AttentionImpl::UNFUSED);
+    residual.add(attention_forward_flops(a) / (sustained * model), a.time_s);
+  }
+  add_residual(c, "attention fwd (unfused)", residual, "time vs the attention_unfused_fwd curve");
+  curve.source = "Unfused causal attention forward (cuBLASLt QK^T, causal softmax, PV) of attention_bench " +
+                 files_tags(c, "attention") +
+                 ", p50, the implementation the in-tree layer runner uses: efficiency " +
+                 "= 2 x BH x (L^2/2) x (d_qk + d_v) / (time x " + num(sustained / 1e12, 4) +
+                 " TF/s), geometric mean over the cases with d_qk = d_v (MHA/GQA, as the runner; the time "
+                 "is set by the L x L scores, so MLA's wider d_qk would read as a higher FLOP efficiency) at "
+                 "each measured L; clamped outside L " +
+                 num(curve.x.front(), 6) + ".." + num(curve.x.back(), 6) + "." + c.clock_text["attention"];
+}
+
+// Best implementation per shape and pass: PyTorch SDPA's when there is any, else our kernel's.
+using ShapeKey = std::tuple<bool, std::int64_t, std::int64_t, std::int64_t, std::int64_t>;
+
+struct AttentionChoice {
+  bool have_torch = false;
+  std::map<ShapeKey, const AttentionCase*> best;
+  std::vector<double> unfused_fwd_tflops;  // our unfused kernel's forward rates, for the source text
+};
+
+AttentionChoice choose_cases(const std::vector<AttentionCase>& cases) {
+  AttentionChoice choice;
+  choice.have_torch = std::any_of(cases.begin(), cases.end(),
+                                  [](const AttentionCase& a) { return a.impl.rfind("torch:", 0) == 0; });
+  for (const AttentionCase& a : cases) {
+    if (a.impl == "unfused" && a.forward)
+      choice.unfused_fwd_tflops.push_back(attention_forward_flops(a) / a.time_s / 1e12);
+    if ((a.impl.rfind("torch:", 0) == 0) != choice.have_torch) continue;
+    ShapeKey key{a.forward, a.batch_heads, a.seq_len, a.d_qk, a.d_v};
+    auto it = choice.best.find(key);
+    if (it == choice.best.end() || a.time_s < it->second->time_s) choice.best[key] = &a;
+  }
+  return choice;
+}
+
+// The source text of the fused forward curve: how it was measured and what it inherits from the base.
+std::string forward_source(Context& c, const AttentionChoice& choice, const std::set<std::string>& winners,
+                           double sustained, const std::vector<CurvePoint>& measured,
+                           const MergedCurve& merged) {
+  std::string impls;
+  for (const std::string& w : winners) impls += (impls.empty() ? "" : ", ") + w;
+  const std::string tags = choice.have_torch ? files_tags(c, "torch_sdpa") : files_tags(c, "attention");
+  std::string source =
+      "Causal attention forward " + tags + ", p50: efficiency = 2 x BH x (L^2/2) x (d_qk + d_v) / " +
+      "(time x " + num(sustained / 1e12, 4) + " TF/s sustained bf16 peak), geometric mean over " +
+      "head dims (128/128, 192/128 MLA) at each L; fastest implementation per shape (" + impls + "). ";
+  if (choice.have_torch) {
+    source +=
+        "Taken from PyTorch SDPA because our attention_bench kernel" +
+        (choice.unfused_fwd_tflops.empty() ? std::string()
+                                           : " " + files_tags(c, "attention") + " (" +
+                                                 range_text(choice.unfused_fwd_tflops) + " TF/s forward)") +
+        " is unfused (cuBLASLt GEMMs + softmax kernels) and does not represent the fused kernels training "
+        "runs use. ";
+  } else {
+    source +=
+        "From attention_bench, an UNFUSED kernel (cuBLASLt GEMMs + softmax kernels): it understates what "
+        "fused FlashAttention/cuDNN kernels reach; give torch_sdpa_compare.py results to replace it. ";
+  }
+  source += "Measured L " + num(measured.front().x, 6) + ".." + num(measured.back().x, 6);
+  if (merged.inherited_points > 0) {
+    source += "; the " + std::to_string(merged.inherited_points) +
+              " base points outside that range keep the base curve's shape scaled to the measured edge (x" +
+              num(merged.scale_low, 3) + " below, x" + num(merged.scale_high, 3) + " above)";
+  }
+  return source + "." + (choice.have_torch ? "" : c.clock_text["attention"]);
+}
+
+// attention_fwd from the chosen forward cases, merged into the base curve; false when none was measured.
+bool fit_forward_curve(Context& c, const AttentionChoice& choice, double sustained) {
+  hw::HwProfile& p = c.out.profile;
+  std::map<std::int64_t, std::vector<double>> fwd_by_seq;
+  std::set<std::string> winners;
+  for (const auto& [key, a] : choice.best) {
+    winners.insert(a->impl);
+    if (a->forward) fwd_by_seq[a->seq_len].push_back(attention_forward_flops(*a) / a->time_s / sustained);
+  }
+  if (fwd_by_seq.empty()) return false;
+  std::vector<CurvePoint> measured;
+  for (const auto& [seq, effs] : fwd_by_seq)
+    measured.push_back({static_cast<double>(seq), geometric_mean(effs)});
+  const MergedCurve merged =
+      merge_curve(p.efficiency.attention_fwd.x, p.efficiency.attention_fwd.value, measured);
+  p.efficiency.attention_fwd.x = merged.x;
+  p.efficiency.attention_fwd.value.clear();
+  for (double v : merged.value) p.efficiency.attention_fwd.value.push_back(round4(v));
+  p.efficiency.attention_fwd.source = forward_source(c, choice, winners, sustained, measured, merged);
+  return true;
+}
+
+// The forward residual, and attention_bwd_factor from the backward cases against the forward curve.
+void fit_backward_factor(Context& c, const AttentionChoice& choice, double sustained) {
+  hw::HwProfile& p = c.out.profile;
+  ErrorSummary fwd, bwd;
+  std::vector<double> bwd_ratios;
+  std::vector<const AttentionCase*> bwd_cases;
+  for (const auto& [key, a] : choice.best) {
+    const double model_fwd = p.attention_efficiency(a->seq_len, hw::AttentionPass::FORWARD);
+    if (a->forward) {
+      fwd.add(attention_forward_flops(*a) / (sustained * model_fwd), a->time_s);
+    } else {
+      const double measured_eff =
+          kAttentionBackwardFlops * attention_forward_flops(*a) / a->time_s / sustained;
+      bwd_ratios.push_back(measured_eff / model_fwd);
+      bwd_cases.push_back(a);
+    }
+  }
+  add_residual(c, "attention fwd", fwd, "time vs the attention_fwd curve");
+  if (bwd_ratios.empty()) return;
+  const double raw = geometric_mean(bwd_ratios);
+  p.efficiency.attention_bwd_factor = round4(std::min(1.0, raw));
+  for (const AttentionCase* a : bwd_cases) {
+    bwd.add(kAttentionBackwardFlops * attention_forward_flops(*a) /
+                (sustained * p.attention_efficiency(a->seq_len, hw::AttentionPass::BACKWARD)),
+            a->time_s);
+  }
+  add_residual(c, "attention bwd", bwd, "time vs attention_fwd x attention_bwd_factor");
+  const std::string tags = choice.have_torch ? files_tags(c, "torch_sdpa") : files_tags(c, "attention");
+  p.efficiency.source += " Calibrated " + tags + ": attention_bwd_factor " +
+                         num(p.efficiency.attention_bwd_factor, 4) + " = geometric mean over " +
+                         std::to_string(bwd_ratios.size()) +
+                         " backward shapes of (2.5 x forward FLOPs / time) / the forward curve at that L" +
+                         (raw > 1 ? " (" + num(raw, 4) + ", capped at 1)" : "") + ".";
+}
+
+}  // namespace
+
+void fit_attention(Context& c) {
+  fit_unfused_attention(c);
+  const AttentionChoice choice = choose_cases(c.in.bench.attention);
+  if (choice.best.empty()) return;
+  const double sustained = c.out.profile.sustained_peak_flops("bf16");
+  if (!fit_forward_curve(c, choice, sustained)) return;
+  fit_backward_factor(c, choice, sustained);
+  c.calibrated_parts.push_back(choice.have_torch ? "attention (PyTorch SDPA)" : "attention (unfused kernel)");
+}
+
+}  // namespace moesim::calibrate::detail
