@@ -75,6 +75,17 @@ void add_scenario_options(CLI::App& sub, ScenarioOptions& o) {
          "grouped (one grouped GEMM per expert matrix) | loop (one GEMM per local expert, as the layer "
          "runner)")
       ->capture_default_str();
+  sub.add_option(
+         "--impl", o.impl,
+         "Implementation profile: how the software stack runs each op (kernels, host launch costs, host "
+         "syncs): fused (the in-tree runner) | eager | grouped (shipped) | a JSON file from moesim "
+         "calibrate --torch-trace --impl-out")
+      ->capture_default_str();
+  sub.add_option("--host-speed", o.host_speed,
+                 "Host CPU speed relative to the one the implementation's host costs were measured on (host "
+                 "times divide by it)")
+      ->capture_default_str()
+      ->check(CLI::Range(0.01, 100.0));
 }
 
 }  // namespace moesim::app

@@ -11,11 +11,12 @@ check() {  # folder, forbidden pattern, why
 check sim '#include [<"](moesim/(models|cost|schedules|hwprofiles|reports|calibrate)/|CLI/)' "models, cost, schedules, hwprofiles, reports, calibrate or CLI11"
 check models '#include [<"](moesim/(sim|schedules|hwprofiles|reports)/|CLI/)' "the engine, schedules, profiles, reports or CLI11"
 check hwprofiles '#include [<"](moesim/(sim|schedules|models|reports)/|CLI/)' "the engine, schedules, models, reports or CLI11"
-check cost '#include [<"](moesim/(schedules|reports|calibrate|sweep)/|CLI/)' "schedules, reports, calibrate, sweep or CLI11"
+check cost '#include [<"](moesim/(schedules|reports|calibrate|sweep|traces)/|CLI/)' "schedules, reports, calibrate, sweep, traces or CLI11"
 check schedules '#include [<"](moesim/(reports|validate|calibrate|sweep)/|CLI/)' "reports, validate, calibrate, sweep or CLI11"
 check validate '#include [<"](moesim/(reports|calibrate|sweep)/|CLI/)' "reports, calibrate, sweep or CLI11"
 check reports '#include [<"]CLI/' "CLI11"
-check calibrate '#include [<"](moesim/(sim|schedules|models|reports|sweep)/|CLI/)' "the engine, schedules, models, reports, sweep or CLI11"
+check calibrate '#include [<"](moesim/(sim|schedules|reports|sweep|validate)/|CLI/)' "the engine, schedules, reports, sweep, validate or CLI11"
+check traces '#include [<"](moesim/(sim|models|cost|hwprofiles|schedules|reports|calibrate|validate|sweep)/|CLI/)' "anything but common"
 check sweep '#include [<"](moesim/(sim|schedules|models|hwprofiles|reports|calibrate)/|CLI/)' "anything but common"
 rm -f /tmp/layering.$$
 exit $fail

@@ -2,10 +2,24 @@
 
 #include <algorithm>
 
+#include "ImplementationKernels.hpp"
+
 namespace moesim::cost {
 
 std::vector<KernelPiece> op_kernels(const OpCostInputs& in, models::LayerOp op, models::Pass pass,
                                     const models::OpContext& context) {
+  // An op the model does not have (no shared experts, no dense FFN) launches nothing in any implementation.
+  if (in.impl != nullptr && !in.impl->is_fused() &&
+      !models::layer_op_kernels(in.model, op, models::Pass::FORWARD, context).empty()) {
+    const ImplPass impl_pass = pass == models::Pass::FORWARD ? ImplPass::FORWARD : ImplPass::BACKWARD;
+    if (const ImplOpEntry* entry = in.impl->find(op, impl_pass, in.model.attention.type)) {
+      if (pass == models::Pass::WGRAD) return {};
+      return detail::implementation_kernels(in, *entry, op, pass, context);
+    }
+  }
+  if (in.impl != nullptr && !in.impl->is_fused() &&
+      models::layer_op_kernels(in.model, op, models::Pass::FORWARD, context).empty())
+    return {};
   std::vector<KernelPiece> pieces;
   for (const models::KernelCost& k : models::layer_op_kernels(in.model, op, pass, context)) {
     if (k.kind == models::KernelClass::ATTENTION && in.attention == hw::AttentionImpl::UNFUSED &&
@@ -18,8 +32,8 @@ std::vector<KernelPiece> op_kernels(const OpCostInputs& in, models::LayerOp op, 
                     std::make_move_iterator(split.end()));
       continue;
     }
-    pieces.push_back(
-        {k.name, kernel_work(in.hw, k, context.dtype, in.attention), launch_ns(in.hw, k), k.flops});
+    pieces.push_back({k.name, kernel_work(in.hw, k, context.dtype, in.attention), launch_ns(in.hw, k),
+                      k.flops, PieceKind::KERNEL});
   }
   return pieces;
 }

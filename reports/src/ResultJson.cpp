@@ -70,6 +70,8 @@ nlohmann::json scenario_json(const schedules::Scenario& s) {
   j["routing"] = routing_text(s.workload.routing);
   j["seed"] = s.workload.seed;
   j["capacity_factor"] = s.workload.capacity_factor;
+  j["implementation"] = schedules::implementation_name(s);
+  j["host_speed"] = s.host_speed;
   return j;
 }
 

@@ -118,7 +118,8 @@ ProgramBuilder::ProgramBuilder(const Scenario& scenario, const TrafficPlan& traf
     : s_(scenario),
       traffic_(traffic),
       program_(program),
-      launch_ns_(cost::launch_ns(scenario.hw)),
+      launch_ns_(cost::launch_ns(scenario.hw) / scenario.host_speed),
+      host_scale_(1.0 / scenario.host_speed),
       all_to_all_transport_(all_to_all_transport) {}
 
 void ProgramBuilder::begin_rank(int rank) {
@@ -165,19 +166,30 @@ OpId ProgramBuilder::compute(int layer, const std::string& tag, LayerOp op, Pass
                              const models::OpContext& context, std::vector<OpId> deps) {
   const std::string prefix = "L" + std::to_string(layer) + "." + (tag.empty() ? "" : tag + ".");
   const sim::OpOrigin origin{layer, pass != Pass::FORWARD, models::to_string(op)};
+  const cost::OpCostInputs inputs{s_.hw, s_.model, s_.workload.attention, s_.impl.get(), s_.parallel.ep};
   OpId last = NO_OP;
-  for (const cost::KernelPiece& k :
-       cost::op_kernels({s_.hw, s_.model, s_.workload.attention}, op, pass, context)) {
-    if (last == NO_OP) {
+  bool first = true;
+  for (const cost::KernelPiece& k : cost::op_kernels(inputs, op, pass, context)) {
+    if (first) {
       deps.insert(deps.end(), pending_waits_.begin(), pending_waits_.end());
       pending_waits_.clear();
       std::erase(deps, NO_OP);
-    } else {
-      deps.clear();
     }
+    if (k.kind == cost::PieceKind::HOST_SYNC) {
+      // The stack's own host work before the sync runs while the GPU works; then the host waits for the
+      // compute stream (and, before the op's first kernel, for what that kernel would have waited for).
+      if (k.launch_ns > 0)
+        program_.add_host_op(rank_, prefix + k.name + ".host", "host", k.launch_ns * host_scale_, {}, origin);
+      std::vector<OpId> drained = first ? deps : std::vector<OpId>{};
+      if (const OpId tail = last != NO_OP ? last : last_compute_; tail != NO_OP) drained.push_back(tail);
+      program_.add_host_op(rank_, prefix + k.name, "host_sync", 0, std::move(drained), origin);
+      continue;
+    }
+    if (!first) deps.clear();
+    first = false;
     flops_[rank_] += k.flops;
-    last =
-        program_.add_kernel(rank_, COMPUTE, prefix + k.name, category(op), k.work, k.launch_ns, deps, origin);
+    last = program_.add_kernel(rank_, COMPUTE, prefix + k.name, category(op), k.work,
+                               k.launch_ns * host_scale_, deps, origin);
   }
   if (last != NO_OP) last_compute_ = last;
   return last;
@@ -206,7 +218,7 @@ void ProgramBuilder::wait(OpId op) {
 }
 
 void ProgramBuilder::host_sync(int layer, OpId op) {
-  if (op == NO_OP) return;
+  if (op == NO_OP || (s_.impl && !s_.impl->is_fused())) return;
   program_.add_host_op(rank_, "L" + std::to_string(layer) + ".split_sizes_to_host", "host_sync", launch_ns_,
                        {op}, {layer, false, "split_sizes_to_host"});
 }
@@ -239,16 +251,20 @@ sim::CollectiveSpec ProgramBuilder::spec(int layer, Comm which) const {
 
 OpId ProgramBuilder::collective(sim::CollectiveSpec spec, int stream, const std::string& category,
                                 std::vector<OpId> deps, sim::OpOrigin origin) {
+  const double launch = host_ns(spec);
+  return add_collective(std::move(spec), stream, category, std::move(deps), std::move(origin), launch);
+}
+
+OpId ProgramBuilder::add_collective(sim::CollectiveSpec spec, int stream, const std::string& category,
+                                    std::vector<OpId> deps, sim::OpOrigin origin, double launch_ns) {
   const std::string name = spec.name;
   auto [it, fresh] = collectives_.try_emplace(name, -1);
   if (fresh) it->second = program_.add_collective(std::move(spec));
   std::erase(deps, NO_OP);
   std::sort(deps.begin(), deps.end());
   deps.erase(std::unique(deps.begin(), deps.end()), deps.end());
-  return program_.add_collective_member(
-      it->second, rank_, stream, category,
-      host_ns(program_.collectives().at(static_cast<std::size_t>(it->second))), std::move(deps),
-      std::move(origin));
+  return program_.add_collective_member(it->second, rank_, stream, category, launch_ns, std::move(deps),
+                                        std::move(origin));
 }
 
 // NCCL launches one kernel per collective; a copy-engine all-to-all issues one copy (with its events)
@@ -258,18 +274,25 @@ double ProgramBuilder::host_ns(const sim::CollectiveSpec& spec) const {
   const auto me = std::find(spec.group.begin(), spec.group.end(), rank_) - spec.group.begin();
   const auto& row = spec.pairs().at(static_cast<std::size_t>(me));
   const auto copies = std::count_if(row.begin(), row.end(), [](double b) { return b > 0; });
-  return static_cast<double>(copies) * cost::copy_launch_ns(s_.hw);
+  return static_cast<double>(copies) * cost::copy_launch_ns(s_.hw) * host_scale_;
 }
 
 OpId ProgramBuilder::collective(int layer, Comm which, std::vector<OpId> deps) {
   deps.push_back(last_compute_);
   const bool backward = which == Comm::DISPATCH_BWD || which == Comm::COMBINE_BWD;
-  // The first member's call builds the spec (group, shared byte matrix); the others need only its name.
+  // The first member's call builds the spec (group, shared byte matrix); the others reuse the registered one.
   sim::CollectiveSpec c;
   c.name = collective_name(layer, which);
-  if (!collectives_.contains(c.name)) c = spec(layer, which);
-  return collective(std::move(c), COMM, to_string(which), std::move(deps),
-                    {layer, backward, to_string(which)});
+  const auto known = collectives_.find(c.name);
+  if (known == collectives_.end()) c = spec(layer, which);
+  const sim::CollectiveSpec& built =
+      known == collectives_.end() ? c : program_.collectives().at(static_cast<std::size_t>(known->second));
+  // The stack's launch of the collective (Python, split sizes, the NCCL call) where the implementation gives
+  // it. A one-rank group calls no collective in any eager stack.
+  const std::optional<double> stack = s_.impl ? s_.impl->collective_host(to_string(which)) : std::nullopt;
+  const double launch = !stack ? host_ns(built) : s_.parallel.ep > 1 ? *stack * host_scale_ : 0.0;
+  return add_collective(std::move(c), COMM, to_string(which), std::move(deps),
+                        {layer, backward, to_string(which)}, launch);
 }
 
 }  // namespace moesim::schedules::detail

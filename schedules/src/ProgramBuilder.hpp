@@ -88,13 +88,14 @@ class ProgramBuilder {
    */
   OpId collective(sim::CollectiveSpec spec, int stream, const std::string& category, std::vector<OpId> deps,
                   sim::OpOrigin origin);
-  /** @brief Host time this rank spends launching `spec`. */
+  /** @brief Host time this rank spends launching `spec` (at the scenario's host speed). */
   double host_ns(const sim::CollectiveSpec& spec) const;
   /** @brief The next compute kernel of this rank will wait for `op` (a stream wait on an event). */
   void wait(OpId op);
   /**
    * @brief The host thread blocks until `op` finishes (Megatron's all-to-all dispatcher copies the
-   * routing split sizes to the host before it can launch Dispatch), then pays a small copy.
+   * routing split sizes to the host before it can launch Dispatch), then pays a small copy. Nothing under an
+   * implementation profile: its steps carry the stack's own host syncs.
    */
   void host_sync(int layer, OpId op);
 
@@ -106,12 +107,15 @@ class ProgramBuilder {
 
  private:
   models::OpContext context(LayerOp op) const;
+  OpId add_collective(sim::CollectiveSpec spec, int stream, const std::string& category,
+                      std::vector<OpId> deps, sim::OpOrigin origin, double launch_ns);
   sim::CollectiveSpec spec(int layer, Comm which) const;
 
   const Scenario& s_;
   const TrafficPlan& traffic_;
   sim::Program& program_;
   double launch_ns_;
+  double host_scale_;  ///< 1 / the scenario's host speed
   sim::Transport all_to_all_transport_;
   int rank_ = 0;
   std::vector<OpId> pending_waits_;

@@ -4,6 +4,10 @@
 
 namespace moesim::schedules {
 
+std::string implementation_name(const Scenario& s) {
+  return s.impl ? s.impl->name : "fused";
+}
+
 std::string to_string(Phase phase) {
   switch (phase) {
     case Phase::FORWARD:

@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "moesim/common/Error.hpp"
+#include "moesim/cost/ImplementationProfile.hpp"
 #include "moesim/hwprofiles/ProfileEnums.hpp"
 #include "moesim/hwprofiles/ProfileLoader.hpp"
 
@@ -98,6 +99,9 @@ const std::vector<std::pair<std::string, Setter>>& setters() {
       {"attention", text(&ScenarioFlags::attention)},
       {"power", text(&ScenarioFlags::power)},
       {"experts", text(&ScenarioFlags::experts)},
+      {"impl", text(&ScenarioFlags::impl)},
+      {"host-speed", [](ScenarioFlags& f, const std::string& n,
+                        const std::string& v) { f.host_speed = finite(n, v, 0.01, 100); }},
   };
   return table;
 }
@@ -170,6 +174,9 @@ Scenario make_scenario(const ScenarioFlags& o) {
     throw ConfigError("", "--power", "= \"" + o.power + "\": expected cap or off");
   s.power_cap = o.power == "cap";
   s.degree = parse_degree(o.degree);
+  if (o.impl != "fused")
+    s.impl = std::make_shared<const cost::ImplementationProfile>(cost::load_implementation(o.impl));
+  s.host_speed = o.host_speed;
   for (const auto& kv : o.opts) {
     auto eq = kv.find('=');
     if (eq == std::string::npos || eq == 0)

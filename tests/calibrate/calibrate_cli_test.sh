@@ -40,4 +40,28 @@ if [[ ! -x "$(dirname "$moesim")/../kernels/launch_bench" ]]; then
   expect bench_no_gpu 2 "MOESIM_GPU_BACKEND=CUDA" -- "$moesim" bench --out "$work/bench.json"
 fi
 expect bench_bad_suite 2 "" -- "$moesim" bench --suite gemm --kernels-dir "$work" --out "$work/bench.json"
+
+# Implementation profiles learned from a trace (--impl-out): the record beside it gives the configuration.
+stack=$data/torch-stacks/qwen3-30b-a3b.grouped.ep2.t256.s128.l2.train.farskip.balanced
+expect impl_learn 0 "routed_experts|host time scaled by" -- \
+  "$moesim" calibrate --torch-trace "$stack.rank0.trace.json.gz" --base h100 --impl-out "$work/impl.json"
+"$moesim" simulate --model qwen3-30b-a3b --hw h100 --ep 2 --tokens 256 --seq 128 --layers 2 \
+  --impl "$work/impl.json" > "$work/sim" || { echo "FAIL: simulate --impl with the learned profile"; fail=1; }
+grep -q "implementation learned" "$work/sim" || { echo "FAIL: the summary does not name the implementation"; fail=1; }
+# A foreign trace (the legacy profiler's bare list) and a trace without GPU kernels: exit 2, one line.
+expect impl_foreign 2 "traceEvents is missing" -- "$moesim" calibrate --torch-trace \
+  "$data/torch-stacks/cpu-legacy/qwen3-30b-a3b.grouped.ep1.t64.s32.l2.forward.farskip.balanced.rank0.trace.json.gz" \
+  --base h100 --impl-out "$work/impl2.json"
+printf '{"traceEvents": [{"ph": "X", "cat": "cpu_op", "name": "aten::mm", "ts": 1, "dur": 2}]}' > "$work/cpu.json"
+expect impl_no_kernels 2 "holds no GPU kernels" -- \
+  "$moesim" calibrate --torch-trace "$work/cpu.json" --base h100 --impl-out "$work/impl3.json"
+# No record beside the trace: the configuration must be given.
+cp "$stack.rank0.trace.json.gz" "$work/bare.trace.json.gz"
+expect impl_no_record 2 "give the traced run's --model" -- \
+  "$moesim" calibrate --torch-trace "$work/bare.trace.json.gz" --base h100 --impl-out "$work/impl4.json"
+expect impl_given 0 "wrote" -- "$moesim" calibrate --torch-trace "$work/bare.trace.json.gz" --base h100 \
+  --impl-out "$work/impl4.json" --model qwen3-30b-a3b --ep 2 --tokens 256 --seq 128
+expect impl_bad 2 "impl.bad.json: /ops/0/pass" -- bash -c \
+  "sed 's/\"pass\": \"forward\"/\"pass\": \"sideways\"/' '$work/impl.json' > '$work/impl.bad.json' && \
+   '$moesim' simulate --model qwen3-30b-a3b --hw h100 --ep 2 --tokens 256 --impl '$work/impl.bad.json'"
 exit $fail

@@ -33,13 +33,23 @@ sim::KernelWork kernel_work(const hw::HwProfile& hw, const models::KernelCost& c
  * and collective traffic share in the engine. */
 double streaming_hbm_Bps(const hw::HwProfile& hw);
 
-/** @brief One kernel an op launches: its engine work, its host launch cost and the FLOPs it counts for MFU.
+/** @brief What a piece of an op is on the engine. */
+enum class PieceKind {
+  KERNEL,     ///< a kernel on the compute stream, launched after `launch_ns` of host time
+  HOST_SYNC,  ///< the host waits for the compute stream to drain, then spends `launch_ns` (a device->host
+              ///< copy)
+};
+
+/**
+ * @brief One kernel an op launches, or one host synchronisation it makes: its engine work, its host cost and
+ * the FLOPs it counts for MFU.
  */
 struct KernelPiece {
   std::string name;
   sim::KernelWork work;
   double launch_ns = 0;
   double flops = 0;
+  PieceKind kind = PieceKind::KERNEL;
 };
 
 /**

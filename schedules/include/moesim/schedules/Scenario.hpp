@@ -2,8 +2,10 @@
 /** @file Everything one simulation needs: model, hardware, parallelism, workload and schedule choice. */
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <string>
 
+#include "moesim/cost/ImplementationProfile.hpp"
 #include "moesim/hwprofiles/HwProfile.hpp"
 #include "moesim/models/DType.hpp"
 #include "moesim/models/ModelSpec.hpp"
@@ -86,7 +88,20 @@ struct Scenario {
    * other schedules need 0.
    */
   int degree = 0;
+  /**
+   * how the software stack runs each op (`--impl`): its kernels, host launch costs and host syncs; nullptr
+   * means fused (the in-tree runner's kernels)
+   */
+  std::shared_ptr<const cost::ImplementationProfile> impl;
+  /**
+   * host speed relative to the CPU the host costs were measured on (`--host-speed`): every host launch and
+   * host op takes its time divided by this
+   */
+  double host_speed = 1;
 };
+
+/** @brief The scenario's implementation profile's name ("fused" when it has none). */
+std::string implementation_name(const Scenario& s);
 
 std::string to_string(Phase phase);
 /** @brief Parses forward|train|prefill|decode; ConfigError at "--phase" otherwise. */

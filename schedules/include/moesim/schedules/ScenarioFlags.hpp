@@ -39,6 +39,8 @@ struct ScenarioFlags {
   std::string attention = "fused";  ///< fused (flash) | unfused (materialized scores, as the layer runner)
   std::string power = "cap";        ///< cap (the profile's power model, when it has one) | off
   std::string experts = "grouped";  ///< grouped (one grouped GEMM) | loop (one GEMM per local expert)
+  std::string impl = "fused";       ///< implementation profile: fused | a shipped name | a file
+  double host_speed = 1;            ///< host speed relative to the CPU the host costs were measured on
 
   /**
    * @brief Sets flag `name` (a simulate flag without its dashes: "ep", "moe-comm", "capacity-factor")

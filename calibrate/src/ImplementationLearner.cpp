@@ -1,0 +1,471 @@
+#include "moesim/calibrate/ImplementationLearner.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <sstream>
+
+#include "StepTemplates.hpp"
+#include "moesim/common/Check.hpp"
+#include "moesim/common/Error.hpp"
+#include "moesim/traces/TorchStackRecord.hpp"
+
+namespace moesim::calibrate {
+namespace {
+
+using cost::ImplRepeat;
+using cost::ImplStep;
+using cost::ImplStepKind;
+using detail::TracedQuantities;
+using models::LayerOp;
+using traces::GpuKind;
+using traces::TracedItem;
+
+constexpr double kMinEfficiency = 0.01, kMaxEfficiency = 100;
+// A kernel within 10% of the profile's kernel_min is latency-bound: its traffic is read from its shapes at
+// 4 bytes per element (a bf16 read and write) instead of from its time.
+constexpr double kLatencyBoundMargin = 1.1;
+constexpr double kNominalBytesPerElement = 4;
+
+const std::vector<LayerOp>& moe_layer_ops() {
+  static const std::vector<LayerOp> ops = {
+      LayerOp::ATTN_NORM, LayerOp::ATTN_QKV,       LayerOp::ATTN_CORE,   LayerOp::ATTN_OUT,
+      LayerOp::MLP_NORM,  LayerOp::GATE,           LayerOp::PERMUTE,     LayerOp::ROUTED_EXPERTS,
+      LayerOp::UNPERMUTE, LayerOp::SHARED_EXPERTS, LayerOp::RESIDUAL_ADD};
+  return ops;
+}
+
+std::string fixed(double v, int digits) {
+  std::ostringstream out;
+  out.setf(std::ios::fixed);
+  out.precision(digits);
+  out << v;
+  return out.str();
+}
+
+// What makes two traced items "the same launch" across layers and experts: the CPU op that launched it (a
+// kernel's name changes with its size: cuBLAS picks per shape, elementwise kernels vectorize per alignment),
+// any GEMM alike.
+std::string signature(const TracedItem& item) {
+  if (item.kind == TracedItem::Kind::SYNC) return "<sync>";
+  if (item.gpu.kind == GpuKind::GEMM) return "<gemm>";
+  return item.cpu_op.empty() ? item.gpu.name : item.cpu_op + "/" + traces::to_string(item.gpu.kind);
+}
+
+std::string signature(const std::vector<TracedItem>& items, std::size_t begin, std::size_t end) {
+  std::string s;
+  for (std::size_t i = begin; i < end; ++i) s += signature(items[i]) + "\n";
+  return s;
+}
+
+// Items averaged element by element over `copies` (each as long as the first): host, wait and GPU times.
+std::vector<TracedItem> average(const std::vector<std::vector<TracedItem>>& copies) {
+  std::vector<TracedItem> out = copies.front();
+  for (std::size_t i = 0; i < out.size(); ++i) {
+    double host = 0, wait = 0, gpu = 0;
+    for (const auto& c : copies) {
+      host += c[i].host_us;
+      wait += c[i].wait_us;
+      gpu += c[i].gpu.dur_us;
+    }
+    const auto n = static_cast<double>(copies.size());
+    out[i].host_us = host / n;
+    out[i].wait_us = wait / n;
+    out[i].gpu.dur_us = gpu / n;
+  }
+  return out;
+}
+
+// One op's launches in one pass as one call: the layers whose sequence is the most common, averaged.
+std::vector<TracedItem> representative(const std::vector<const traces::OpCall*>& calls, int calls_per_layer) {
+  std::map<std::string, std::vector<std::vector<TracedItem>>> by_signature;
+  std::string best;
+  for (const traces::OpCall* c : calls) {
+    std::vector<std::vector<TracedItem>> parts;
+    const std::size_t n = c->items.size();
+    if (calls_per_layer > 1 && n % static_cast<std::size_t>(calls_per_layer) == 0) {
+      const std::size_t part = n / static_cast<std::size_t>(calls_per_layer);
+      for (std::size_t p = 0; p < n; p += part)
+        parts.emplace_back(c->items.begin() + static_cast<long>(p),
+                           c->items.begin() + static_cast<long>(p + part));
+    } else {
+      parts.push_back(c->items);
+    }
+    for (auto& part : parts) {
+      const std::string s = signature(part, 0, part.size());
+      auto& bucket = by_signature[s];
+      bucket.push_back(std::move(part));
+      if (best.empty() || bucket.size() > by_signature[best].size()) best = s;
+    }
+  }
+  return average(by_signature[best]);
+}
+
+/**
+ * A loop over local experts in a routed-experts call: `period` items repeated `repeats` times from `begin`,
+ * and one thinned iteration of `thinned_before` items right before or `thinned_after` right after them.
+ */
+struct ExpertLoop {
+  std::size_t begin = 0, period = 0, repeats = 0, thinned_before = 0, thinned_after = 0;
+  std::size_t end() const { return begin + period * repeats; }
+};
+
+// Whether ids[begin, end) are ids[body, body + period) with some left out, in order (autograd's first
+// iteration of a loop assigns the gradients the later ones accumulate into: it lacks their add_).
+bool thinned_copy(const std::vector<int>& ids, std::size_t begin, std::size_t end, std::size_t body,
+                  std::size_t period) {
+  std::size_t j = body;
+  for (std::size_t i = begin; i < end; ++i) {
+    while (j < body + period && ids[j] != ids[i]) ++j;
+    if (j == body + period) return false;
+    ++j;
+  }
+  return true;
+}
+
+bool periodic(const std::vector<int>& ids, std::size_t begin, std::size_t period, std::size_t repeats) {
+  for (std::size_t i = begin + period; i < begin + period * repeats; ++i)
+    if (ids[i] != ids[i - period]) return false;
+  return true;
+}
+
+std::optional<ExpertLoop> find_expert_loop(const std::vector<TracedItem>& items, std::size_t experts) {
+  if (experts < 2) return std::nullopt;
+  std::map<std::string, int> id_of;
+  std::vector<int> ids;
+  for (const TracedItem& item : items)
+    ids.push_back(id_of.emplace(signature(item), static_cast<int>(id_of.size())).first->second);
+  const std::size_t n = items.size();
+  // All `experts` iterations alike, or all but the first or the last, which may be a thinned copy.
+  for (std::size_t repeats : {experts, experts - 1}) {
+    if (repeats < 2) continue;
+    for (std::size_t period = n / repeats; period >= 1; --period) {
+      for (std::size_t begin = 0; begin + period * repeats <= n; ++begin) {
+        if (!periodic(ids, begin, period, repeats)) continue;
+        if (repeats == experts) return ExpertLoop{begin, period, experts};
+        const std::size_t end = begin + period * repeats;
+        for (std::size_t len = period - 1; len >= period / 2 && len > 0; --len) {
+          if (len <= begin && thinned_copy(ids, begin - len, begin, begin, period))
+            return ExpertLoop{begin, period, repeats, len, 0};
+          if (end + len <= n && thinned_copy(ids, end, end + len, begin, period))
+            return ExpertLoop{begin, period, repeats, 0, len};
+        }
+      }
+    }
+  }
+  return std::nullopt;
+}
+
+class OpLearner {
+ public:
+  OpLearner(const hw::HwProfile& hw, LayerOp op, bool backward, TracedQuantities q, double host_scale, int ep)
+      : hw_(hw), op_(op), backward_(backward), q_(std::move(q)), host_scale_(host_scale), ep_(ep) {}
+
+  // Steps of one region of the call (all ONCE or all PER_EXPERT).
+  void region(const std::vector<TracedItem>& items, ImplRepeat repeat) {
+    q_.per_expert = repeat == ImplRepeat::PER_EXPERT;
+    std::vector<std::size_t> gemm_items, attention_items;
+    for (std::size_t i = 0; i < items.size(); ++i) {
+      if (items[i].kind == TracedItem::Kind::LAUNCH && items[i].gpu.kind == GpuKind::GEMM)
+        gemm_items.push_back(i);
+      if (items[i].kind == TracedItem::Kind::LAUNCH && items[i].gpu.kind == GpuKind::ATTENTION &&
+          op_ == LayerOp::ATTN_CORE)
+        attention_items.push_back(i);
+    }
+    const auto gemms = detail::predicted_kernels(hw_, op_, backward_, q_, true);
+    const bool one_for_one = gemms.size() == gemm_items.size();
+    bool after_nccl = false;
+    for (std::size_t i = 0; i < items.size(); ++i) {
+      const TracedItem& item = items[i];
+      ImplStep step;
+      step.repeat = repeat;
+      step.host_ns = item.host_us * host_scale_ * 1e3;
+      if (item.kind == TracedItem::Kind::SYNC) {
+        step.kind = ImplStepKind::SYNC;
+        step.label = "sync";
+        push(step, after_nccl);
+        continue;
+      }
+      if (item.gpu.kind == GpuKind::GEMM && !gemms.empty()) {
+        gemm_step(items, gemm_items, gemms, i, one_for_one, step, after_nccl);
+        continue;
+      }
+      if (!attention_items.empty() && item.gpu.kind == GpuKind::ATTENTION) {
+        attention_step(items, attention_items, i, step, after_nccl);
+        continue;
+      }
+      if (item.gpu.kind == GpuKind::NCCL) {
+        // The split-size exchange of EP > 1: a tiny all-to-all, timed as the profile's latency for one.
+        after_nccl = ep_ > 1;
+        step.kind = ImplStepKind::FIXED;
+        step.label = "nccl";
+        const double latency = ep_ > 1 ? hw_.collective_time_s(hw::CollectiveKind::ALL_TO_ALL, ep_,
+                                                               hw::CollectiveScope::INTRA, 1024)
+                                       : 0;
+        step.time_ns = std::min(item.gpu.dur_us * 1e-6, latency > 0 ? latency : item.gpu.dur_us * 1e-6) * 1e9;
+        push(step, after_nccl);
+        continue;
+      }
+      memory_step(item, step);
+      push(step, after_nccl);
+    }
+  }
+
+  std::vector<ImplStep> take() { return std::move(steps_); }
+
+ private:
+  void push(ImplStep step, bool multi_rank_only) {
+    if (multi_rank_only) step.when = cost::ImplCondition::MULTI_RANK;
+    steps_.push_back(std::move(step));
+  }
+
+  std::string suffix_name(const models::KernelCost& k) const {
+    return k.name.substr(models::to_string(op_).size() + 1);
+  }
+
+  // moesim's GEMMs of the region at the traced ones' places: one for one when the counts agree, else all of
+  // them at the first traced GEMM; one efficiency for the region either way (orders need not agree).
+  void gemm_step(const std::vector<TracedItem>& items, const std::vector<std::size_t>& gemm_items,
+                 const std::vector<detail::PredictedKernel>& gemms, std::size_t i, bool one_for_one,
+                 ImplStep step, bool after_nccl) {
+    double traced = 0, fixed_ns = 0, variable = 0, host = 0;
+    for (std::size_t g : gemm_items) {
+      traced += items[g].gpu.dur_us * 1e3;
+      host += items[g].host_us * host_scale_ * 1e3;
+    }
+    for (const auto& p : gemms) {
+      fixed_ns += p.fixed_ns;
+      variable += p.variable_ns;
+    }
+    step.kind = ImplStepKind::GEMM;
+    step.efficiency = std::clamp(variable / std::max(traced - fixed_ns, 1.0), kMinEfficiency, kMaxEfficiency);
+    if (one_for_one) {
+      const auto index =
+          static_cast<std::size_t>(std::find(gemm_items.begin(), gemm_items.end(), i) - gemm_items.begin());
+      step.gemm = suffix_name(gemms[index].cost);
+      step.label = step.gemm;
+      push(step, after_nccl);
+      return;
+    }
+    if (i != gemm_items.front()) return;
+    step.gemm = "*";
+    step.label = "gemms";
+    step.host_ns = host / static_cast<double>(gemms.size());
+    push(step, after_nccl);
+  }
+
+  void attention_step(const std::vector<TracedItem>& items, const std::vector<std::size_t>& attention_items,
+                      std::size_t i, ImplStep step, bool after_nccl) {
+    if (i != attention_items.front()) return;
+    const auto predicted = detail::predicted_kernels(hw_, op_, backward_, q_, false);
+    double traced = 0, host = 0, fixed_ns = 0, variable = 0;
+    for (std::size_t a : attention_items) {
+      traced += items[a].gpu.dur_us * 1e3;
+      host += items[a].host_us * host_scale_ * 1e3;
+    }
+    for (const auto& p : predicted) {
+      fixed_ns += p.fixed_ns;
+      variable += p.variable_ns;
+    }
+    step.kind = ImplStepKind::ATTENTION;
+    step.label = "attention";
+    step.time_factor = std::clamp(std::max(traced - fixed_ns, 1.0) / std::max(variable, 1.0), kMinEfficiency,
+                                  kMaxEfficiency);
+    step.host_ns = host;
+    push(step, after_nccl);
+  }
+
+  void memory_step(const TracedItem& item, ImplStep& step) {
+    step.label = item.cpu_op.empty() ? traces::to_string(item.gpu.kind) : item.cpu_op;
+    const double elements = detail::largest_input_elements(item.inputs);
+    const auto shape = detail::traffic_shape(op_, q_, elements);
+    if (!shape) {
+      step.kind = ImplStepKind::FIXED;
+      step.time_ns = item.gpu.dur_us * 1e3;
+      return;
+    }
+    const double duration_s = item.gpu.dur_us * 1e-6;
+    double bytes = detail::bytes_for_duration(hw_, duration_s);
+    if (duration_s <= hw_.gpu.kernel_min_s * kLatencyBoundMargin || bytes <= 0)
+      bytes = kNominalBytesPerElement * elements;
+    step.kind = ImplStepKind::MEMORY;
+    step.rows = shape->rows;
+    step.width = shape->width;
+    step.bytes_per_element = bytes / shape->elements;
+  }
+
+  const hw::HwProfile& hw_;
+  LayerOp op_;
+  bool backward_;
+  TracedQuantities q_;
+  double host_scale_;
+  int ep_;
+  std::vector<ImplStep> steps_;
+};
+
+TracedQuantities quantities(const TracedStack& s) {
+  TracedQuantities q;
+  q.model = &s.model;
+  const auto& moe = s.model.moe;
+  if (moe.experts % s.ep != 0)
+    throw ConfigError(s.label, "",
+                      "EP " + std::to_string(s.ep) + " does not divide the " + std::to_string(moe.experts) +
+                          " experts of " + s.model.name);
+  const int local = moe.experts / s.ep;
+  // Balanced routing: every expert receives an equal share of all ranks' token-expert rows.
+  q.expert_rows = s.tokens * moe.top_k * s.ep / moe.experts;
+  q.context.tokens = s.tokens;
+  q.context.seq_len = std::min(s.seq, s.tokens);
+  q.context.routed_rows = s.tokens * moe.top_k;
+  q.context.experts_total_local = local;
+  q.context.expert_tokens.assign(static_cast<std::size_t>(local), q.expert_rows);
+  return q;
+}
+
+// Host time the profiler adds: the untraced issue time over the traced one, blocked time taken out of both.
+double host_scale(const TracedStack& s, std::vector<std::string>& notes) {
+  const double host = s.step.host_us, wait = s.step.wait_us;
+  const std::optional<double> inflation = traces::profiler_host_scale(s.step, s.issue_ms);
+  if (!inflation) {
+    notes.push_back(s.label +
+                    ": no untraced issue time: host costs as traced (the profiler's overhead included)");
+    return 1;
+  }
+  const double scale = *inflation;
+  notes.push_back(s.label + ": host time scaled by " + fixed(scale, 3) + " (untraced issue " +
+                  fixed(s.issue_ms, 2) + " ms, traced " + fixed(host * 1e-3, 2) + " ms, blocked " +
+                  fixed(wait * 1e-3, 2) + " ms)");
+  return scale;
+}
+
+// Returns whether the routed experts loop over the local experts.
+bool learn_stack(const TracedStack& s, const hw::HwProfile& hw, cost::ImplementationProfile& p,
+                 std::vector<std::string>& notes) {
+  bool loops = false;
+  const double scale = host_scale(s, notes);
+  const TracedQuantities q = quantities(s);
+  std::map<std::string, std::vector<const traces::OpCall*>> by_key;
+  for (const traces::OpCall& c : s.step.calls) by_key[c.op + (c.backward ? ".bwd" : "")].push_back(&c);
+  if (!s.step.unattributed.empty()) {
+    std::string top;
+    for (std::size_t i = 0; i < std::min<std::size_t>(3, s.step.unattributed.size()); ++i) {
+      const auto& u = s.step.unattributed[i];
+      top += (i ? "; " : "") + std::to_string(u.count) + "x " + u.name.substr(0, 60) + " " +
+             fixed(u.gpu_us, 1) + " us";
+    }
+    notes.push_back(s.label + ": unattributed " + fixed(s.step.unattributed_gpu_us(), 1) +
+                    " us of GPU time (" + top + "), " + std::to_string(s.step.unattributed_syncs) + " syncs");
+  }
+  for (bool backward : {false, true}) {
+    if (backward && !s.step.has_backward) continue;
+    const cost::ImplPass pass = backward ? cost::ImplPass::BACKWARD : cost::ImplPass::FORWARD;
+    for (const char* comm : {"dispatch", "combine"}) {
+      auto it = by_key.find(std::string(comm) + (backward ? ".bwd" : ""));
+      const std::string name = std::string(comm) + (backward ? ".bwd" : "");
+      if (it == by_key.end() || p.collective_host_ns.count(name)) continue;
+      double host = 0;
+      for (const traces::OpCall* c : it->second)
+        for (const TracedItem& item : c->items) host += item.host_us;
+      p.collective_host_ns[name] = host * scale * 1e3 / static_cast<double>(it->second.size());
+    }
+    for (LayerOp op : moe_layer_ops()) {
+      if (op == LayerOp::SHARED_EXPERTS && s.model.moe.shared_experts == 0) continue;
+      if (backward && op == LayerOp::RESIDUAL_ADD) continue;  // moesim's backward has no residual op
+      const std::optional<models::AttentionType> attention =
+          op == LayerOp::ATTN_QKV || op == LayerOp::ATTN_CORE || op == LayerOp::ATTN_OUT
+              ? std::optional(s.model.attention.type)
+              : std::nullopt;
+      if (p.find(op, pass, s.model.attention.type) != nullptr) continue;
+      cost::ImplOpEntry entry;
+      entry.op = op;
+      entry.pass = pass;
+      entry.attention = attention;
+      auto it = by_key.find(models::to_string(op) + (backward ? ".bwd" : ""));
+      if (it != by_key.end()) {
+        const int per_layer = op == LayerOp::RESIDUAL_ADD ? 2 : 1;  // moesim adds twice per layer
+        const std::vector<TracedItem> items = representative(it->second, per_layer);
+        OpLearner learner(hw, op, backward, q, scale, s.ep);
+        std::optional<ExpertLoop> loop;
+        if (op == LayerOp::ROUTED_EXPERTS) loop = find_expert_loop(items, q.context.expert_tokens.size());
+        if (loop) {
+          loops = true;
+          std::vector<std::vector<TracedItem>> bodies;
+          for (std::size_t e = 0; e < loop->repeats; ++e) {
+            const auto first = items.begin() + static_cast<long>(loop->begin + e * loop->period);
+            bodies.emplace_back(first, first + static_cast<long>(loop->period));
+          }
+          // The thinned iteration is one of the experts: the body runs once per expert in its place.
+          learner.region(
+              {items.begin(), items.begin() + static_cast<long>(loop->begin - loop->thinned_before)},
+              ImplRepeat::ONCE);
+          learner.region(average(bodies), ImplRepeat::PER_EXPERT);
+          learner.region({items.begin() + static_cast<long>(loop->end() + loop->thinned_after), items.end()},
+                         ImplRepeat::ONCE);
+          notes.push_back(s.label + ": " + models::to_string(op) + (backward ? " backward" : "") + ": " +
+                          std::to_string(loop->period) + " launches per local expert (a loop over experts)");
+        } else {
+          learner.region(items, ImplRepeat::ONCE);
+        }
+        entry.steps = learner.take();
+      }
+      p.ops.push_back(std::move(entry));
+    }
+  }
+  return loops;
+}
+
+}  // namespace
+
+TracedStack load_traced_stack(const std::string& trace_file, const TracedRunConfig& given) {
+  TracedStack s;
+  s.label = trace_file;
+  s.step = traces::attribute_step(traces::load_torch_trace(trace_file));
+  std::optional<traces::TorchStackRecord> record;
+  if (auto beside = traces::record_beside_trace(trace_file))
+    record = traces::read_torch_stack_record(*beside);
+  auto need = [&](const char* flag) {
+    return ConfigError(trace_file, "",
+                       std::string("has no run record beside it (NAME.json): give the traced run's ") + flag);
+  };
+  const std::string model = !given.model.empty() ? given.model : record ? record->model : "";
+  if (model.empty()) throw need("--model");
+  s.model = models::load_model(model);
+  s.ep = given.ep > 0 ? given.ep : record ? record->ep : 0;
+  if (s.ep <= 0) throw need("--ep");
+  s.tokens = given.tokens > 0 ? given.tokens : record ? record->tokens : 0;
+  if (s.tokens <= 0) throw need("--tokens");
+  s.seq = given.seq > 0 ? given.seq : record ? record->seq : s.tokens;
+  if (record) {
+    s.issue_ms = record->issue_ms_p50;
+    s.cpu_model = record->cpu_model;
+  }
+  return s;
+}
+
+LearnedImplementation learn_implementation(const std::vector<TracedStack>& stacks, const hw::HwProfile& hw,
+                                           const std::string& name, const std::string& base) {
+  MOE_CHECK(!stacks.empty()) << "learn_implementation needs a traced stack";
+  LearnedImplementation out;
+  cost::ImplementationProfile& p = out.profile;
+  p.name = name;
+  p.provenance.source = "learned";
+  p.provenance.hw_profile = hw.name;
+  p.host_cpu = stacks.front().cpu_model;
+  p.provenance.description = "learned by moesim calibrate --torch-trace from " +
+                             std::to_string(stacks.size()) + " trace(s) of " + stacks.front().model.name +
+                             " (EP " + std::to_string(stacks.front().ep) + ", " +
+                             std::to_string(stacks.front().tokens) + " tokens/rank)";
+  bool loops = false;
+  for (const TracedStack& s : stacks) {
+    p.provenance.traces.push_back(s.label);
+    loops = learn_stack(s, hw, p, out.notes) || loops;
+  }
+  const std::string base_name = !base.empty() ? base : loops ? "eager" : "grouped";
+  if (base_name != "fused") {
+    p.base = std::make_shared<const cost::ImplementationProfile>(cost::load_implementation(base_name));
+    out.notes.push_back("ops the traces do not show come from the shipped profile " + base_name);
+  }
+  return out;
+}
+
+}  // namespace moesim::calibrate

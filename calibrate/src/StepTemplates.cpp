@@ -1,0 +1,164 @@
+#include "StepTemplates.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+
+#include "moesim/cost/CostModel.hpp"
+
+namespace moesim::calibrate::detail {
+namespace {
+
+using cost::ImplRows;
+using cost::ImplWidth;
+using models::LayerOp;
+
+// The widths each op works on, most likely first: where two quantities share a value at the traced
+// configuration (Qwen3's hidden 2048 is also half its query width), the op's own quantity wins.
+std::vector<ImplWidth> preferred_widths(LayerOp op) {
+  switch (op) {
+    case LayerOp::ATTN_QKV:
+    case LayerOp::ATTN_CORE:
+    case LayerOp::ATTN_OUT:
+      return {ImplWidth::Q_WIDTH, ImplWidth::KV_WIDTH, ImplWidth::V_WIDTH,
+              ImplWidth::HEADS,   ImplWidth::HIDDEN,   ImplWidth::ONE};
+    case LayerOp::GATE:
+      return {ImplWidth::EXPERTS, ImplWidth::TOP_K, ImplWidth::HIDDEN, ImplWidth::ONE};
+    case LayerOp::ROUTED_EXPERTS:
+      return {ImplWidth::HIDDEN,        ImplWidth::EXPERT_FFN, ImplWidth::ONE,
+              ImplWidth::LOCAL_EXPERTS, ImplWidth::TOP_K,      ImplWidth::EXPERTS};
+    case LayerOp::SHARED_EXPERTS:
+      return {ImplWidth::HIDDEN, ImplWidth::SHARED_FFN, ImplWidth::ONE};
+    case LayerOp::DENSE_FFN:
+      return {ImplWidth::HIDDEN, ImplWidth::DENSE_FFN, ImplWidth::ONE};
+    default:
+      return {ImplWidth::HIDDEN, ImplWidth::ONE, ImplWidth::TOP_K, ImplWidth::EXPERTS,
+              ImplWidth::LOCAL_EXPERTS};
+  }
+}
+
+double width_value(const TracedQuantities& q, ImplWidth width) {
+  const models::ModelSpec& m = *q.model;
+  const models::AttentionSpec& a = m.attention;
+  switch (width) {
+    case ImplWidth::ONE:
+      return 1;
+    case ImplWidth::HIDDEN:
+      return m.hidden;
+    case ImplWidth::EXPERTS:
+      return m.moe.experts;
+    case ImplWidth::LOCAL_EXPERTS:
+      return q.context.experts_total_local;
+    case ImplWidth::TOP_K:
+      return m.moe.top_k;
+    case ImplWidth::EXPERT_FFN:
+      return m.moe.expert_ffn;
+    case ImplWidth::SHARED_FFN:
+      return static_cast<double>(m.moe.shared_experts) * m.moe.shared_ffn;
+    case ImplWidth::DENSE_FFN:
+      return m.dense_ffn;
+    case ImplWidth::Q_WIDTH:
+      return static_cast<double>(a.heads) * a.qk_head_dim();
+    case ImplWidth::KV_WIDTH:
+      return a.type == models::AttentionType::MLA ? a.kv_lora_rank + a.rope_head_dim
+                                                  : static_cast<double>(a.kv_heads) * a.head_dim;
+    case ImplWidth::V_WIDTH:
+      return static_cast<double>(a.heads) * a.value_head_dim();
+    case ImplWidth::HEADS:
+      return a.heads;
+  }
+  return 1;
+}
+
+double rows_value(const TracedQuantities& q, ImplRows rows) {
+  const models::OpContext& c = q.context;
+  switch (rows) {
+    case ImplRows::NONE:
+      return 1;
+    case ImplRows::TOKENS:
+      return static_cast<double>(c.tokens);
+    case ImplRows::ROUTED_ROWS:
+      return static_cast<double>(c.routed_rows);
+    case ImplRows::RECEIVED_ROWS:
+      return static_cast<double>(
+          std::accumulate(c.expert_tokens.begin(), c.expert_tokens.end(), std::int64_t{0}));
+    case ImplRows::EXPERT_ROWS:
+      return static_cast<double>(q.expert_rows);
+  }
+  return 1;
+}
+
+}  // namespace
+
+double largest_input_elements(const std::vector<std::vector<std::int64_t>>& inputs) {
+  double largest = 0;
+  for (const auto& shape : inputs) {
+    if (shape.empty()) continue;
+    double elements = 1;
+    for (std::int64_t d : shape) elements *= static_cast<double>(d);
+    largest = std::max(largest, elements);
+  }
+  return largest;
+}
+
+double traffic_elements(const TracedQuantities& q, ImplRows rows, ImplWidth width) {
+  return rows_value(q, rows) * width_value(q, width);
+}
+
+std::optional<TrafficShape> traffic_shape(LayerOp op, const TracedQuantities& q, double elements) {
+  if (elements <= 0) return std::nullopt;
+  std::vector<ImplRows> rows = {ImplRows::TOKENS, ImplRows::ROUTED_ROWS, ImplRows::RECEIVED_ROWS,
+                                ImplRows::NONE};
+  if (q.per_expert) rows.insert(rows.begin(), ImplRows::EXPERT_ROWS);
+  const std::vector<ImplWidth> widths = preferred_widths(op);
+  for (double factor : {1.0, 2.0, 0.5, 3.0, 4.0}) {
+    for (ImplRows r : rows) {
+      for (ImplWidth w : widths) {
+        const double product = traffic_elements(q, r, w);
+        if (product > 0 && std::abs(product * factor - elements) < 0.5) return TrafficShape{r, w, product};
+      }
+    }
+  }
+  return std::nullopt;
+}
+
+double bytes_for_duration(const hw::HwProfile& hw, double duration_s) {
+  const double variable = duration_s - hw.gpu.kernel_min_s;
+  if (variable <= 0) return 0;
+  auto time_of = [&](double bytes) { return bytes / (hw.gpu.hbm_bw_Bps * hw.memory_efficiency(bytes)); };
+  // Bisection on log(bytes): the time grows with the bytes across the memory curve's sizes.
+  double low = 1, high = 1e15;
+  for (int i = 0; i < 200 && high / low > 1 + 1e-9; ++i) {
+    const double mid = std::sqrt(low * high);
+    (time_of(mid) < variable ? low : high) = mid;
+  }
+  return std::sqrt(low * high);
+}
+
+std::vector<PredictedKernel> predicted_kernels(const hw::HwProfile& hw, LayerOp op, bool backward,
+                                               const TracedQuantities& q, bool gemms) {
+  models::OpContext c = q.context;
+  c.regroup_by_expert = false;
+  if (op == LayerOp::ROUTED_EXPERTS) {
+    c.expert_loop = q.per_expert;
+    if (q.per_expert) {
+      c.expert_tokens = {q.expert_rows};
+      c.experts_total_local = 1;
+    }
+  }
+  std::vector<models::KernelCost> all;
+  for (models::Pass pass : backward ? std::vector<models::Pass>{models::Pass::DGRAD, models::Pass::WGRAD}
+                                    : std::vector<models::Pass>{models::Pass::FORWARD}) {
+    for (auto& k : models::layer_op_kernels(*q.model, op, pass, c)) all.push_back(std::move(k));
+  }
+  std::vector<PredictedKernel> out;
+  for (const models::KernelCost& k : all) {
+    const bool gemm = k.kind == models::KernelClass::GEMM || k.kind == models::KernelClass::GROUPED_GEMM;
+    if (gemm != gemms || (!gemms && k.kind != models::KernelClass::ATTENTION)) continue;
+    const sim::KernelWork w = cost::kernel_work(hw, k, c.dtype);
+    out.push_back({k, std::max(w.compute_ns, w.memory_ns), w.fixed_ns});
+  }
+  return out;
+}
+
+}  // namespace moesim::calibrate::detail

@@ -1,0 +1,65 @@
+#pragma once
+/**
+ * @file From traced kernels to the templates of an implementation profile: which quantities of the op a
+ * kernel's traffic scales with, the traffic the hardware profile's memory curve needs for a traced duration,
+ * and moesim's own prediction of the op's GEMM and attention kernels at the traced configuration.
+ */
+#include <optional>
+#include <vector>
+
+#include "moesim/cost/ImplementationProfile.hpp"
+#include "moesim/hwprofiles/HwProfile.hpp"
+#include "moesim/models/LayerOps.hpp"
+#include "moesim/traces/OpAttribution.hpp"
+
+namespace moesim::calibrate::detail {
+
+/** @brief The quantities of one op at the traced configuration. */
+struct TracedQuantities {
+  const models::ModelSpec* model = nullptr;
+  models::OpContext context;     ///< moesim's context of the op at the traced configuration
+  std::int64_t expert_rows = 0;  ///< rows of one local expert (balanced routing)
+  bool per_expert = false;       ///< the kernel runs once per local expert
+};
+
+/** @brief Rows and width whose product (times a small factor) is a kernel's element count. */
+struct TrafficShape {
+  cost::ImplRows rows = cost::ImplRows::NONE;
+  cost::ImplWidth width = cost::ImplWidth::ONE;
+  double elements = 0;  ///< rows · width at the traced configuration
+};
+
+/** @brief Elements of the largest tensor among a CPU op's inputs (0 when none has a shape). */
+double largest_input_elements(const std::vector<std::vector<std::int64_t>>& inputs);
+
+/**
+ * @brief The rows and width of `op` whose product, times 1, 2, 1/2, 3 or 4 (exact products first), is
+ * `elements`, preferring the widths the op works on; nullopt when none is.
+ */
+std::optional<TrafficShape> traffic_shape(models::LayerOp op, const TracedQuantities& q, double elements);
+
+/** @brief rows · width of `shape`'s quantities at `q`. */
+double traffic_elements(const TracedQuantities& q, cost::ImplRows rows, cost::ImplWidth width);
+
+/**
+ * @brief HBM bytes whose memory-kernel time on `hw` (kernel_min + bytes / (bandwidth · efficiency(bytes))) is
+ * `duration_s`; 0 when the duration is within kernel_min.
+ */
+double bytes_for_duration(const hw::HwProfile& hw, double duration_s);
+
+/** @brief moesim's GEMM (or attention) kernels of an op at the traced configuration, with their alone time.
+ */
+struct PredictedKernel {
+  models::KernelCost cost;
+  double variable_ns = 0;  ///< max(compute, memory): what an efficiency or a time factor scales
+  double fixed_ns = 0;
+};
+
+/**
+ * @brief moesim's kernels of `op` of class GEMM/GROUPED_GEMM (gemms) or ATTENTION (!gemms) in `backward` or
+ * forward, for one local expert of q.expert_rows rows when q.per_expert, else with grouped routed experts.
+ */
+std::vector<PredictedKernel> predicted_kernels(const hw::HwProfile& hw, models::LayerOp op, bool backward,
+                                               const TracedQuantities& q, bool gemms);
+
+}  // namespace moesim::calibrate::detail

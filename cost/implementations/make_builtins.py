@@ -1,0 +1,297 @@
+#!/usr/bin/env python3
+"""Writes the shipped implementation profiles eager.json and grouped.json (format: cost/IMPL_FORMAT.md).
+
+They describe eager PyTorch MoE stacks from first principles and microbenchmarks, with nothing taken from a timing
+of such a stack:
+  - kernels per op: read from the code such stacks run (transformers' Llama/Qwen3/Mixtral/DeepSeek-V2 layers:
+    RMSNorm in float32, rotate-half RoPE, SDPA attention, softmax/top-k routers; `eager` experts as transformers'
+    loop over the experts hit, `grouped` as Megatron's permute -> grouped GEMM -> unpermute, which is also
+    transformers' grouped_mm path), and for EP > 1 Megatron's split-size exchange and chunk sort;
+  - GPU time: GEMMs and attention at the hardware profile's own rates (efficiency 1); every other kernel moves
+    the bytes its dtypes say (bf16 2 bytes, float32 4, int64 8; read + write per element of the tensor it works
+    on) through the hardware profile's memory curve;
+  - backward: autograd's kernels of each forward kernel, as moesim's own convention has it (LayerOps.hpp): a
+    bandwidth-bound kernel's gradient moves twice its forward bytes, GEMMs give moesim's dgrad and wgrad;
+  - host: each eager op costs the framework's dispatch, measured by kernels/tools/torch_dispatch_bench.py
+    (DISPATCH, per op class), plus a CUDA launch (launch_bench's launch_host, LAUNCH); a device -> host copy
+    waits for the GPU and then costs the round trip launch_bench measures beyond a launch (launch_roundtrip −
+    launch_host − launch_device).
+
+    python3 cost/implementations/make_builtins.py DISPATCH.json LAUNCH.json OUT_DIR
+"""
+import json
+import os
+import sys
+
+
+def load_inputs(dispatch_file, launch_file):
+    dispatch = json.load(open(dispatch_file))
+    launch = json.load(open(launch_file))
+    results = {r["measure"]: r["time_us"]["p50"] for r in launch["results"]}
+    # The least-disturbed repeat: the bench shares its CPU with whatever else runs (see its README).
+    host = {name: r["min"] for name, r in dispatch["results"].items()}
+    return dispatch, launch, host, results
+
+
+LAYER_CASES = ("rmsnorm", "swiglu", "rope")
+
+
+class Costs:
+    """Host microseconds of one eager kernel op in forward and of the backward autograd runs for it (the mean of
+    torch_dispatch_bench's layer cases, each plus a CUDA launch), and of the wait that ends a device -> host copy
+    (the round trip beyond a launch). Ops of every class cost alike: the layer cases differ by less than the
+    bench's own spread."""
+
+    def __init__(self, host, launch):
+        self.launch = launch["launch_host"]
+        self.host = host
+        self.forward = sum(host[f"layer_{c}_forward_per_op"] for c in LAYER_CASES) / len(LAYER_CASES)
+        self.backward = sum(host[f"layer_{c}_backward_per_op"] for c in LAYER_CASES) / len(LAYER_CASES)
+        self.notice = max(0.0, launch["launch_roundtrip"] - launch["launch_host"] - launch["launch_device"])
+
+    def op(self, kind=None, views=0):
+        """A forward kernel op (its kind and preceding views are in the layer cases' average)."""
+        return round(self.forward + self.launch, 2)
+
+    def backward_op(self):
+        return round(self.backward + self.launch, 2)
+
+
+# Step builders (cost/IMPL_FORMAT.md). bpe: bytes per element of rows x width.
+def mem(label, rows, width, bpe, host, repeat="once", when=None):
+    s = {"kind": "memory", "label": label, "rows": rows, "width": width, "bytes_per_element": bpe, "host_us": host}
+    if repeat != "once":
+        s["repeat"] = repeat
+    if when:
+        s["when"] = when
+    return s
+
+
+def gemm(host, name="*", repeat="once"):
+    s = {"kind": "gemm", "label": "gemm" if name == "*" else name, "gemm": name, "efficiency": 1.0, "host_us": host}
+    if repeat != "once":
+        s["repeat"] = repeat
+    return s
+
+
+def fixed(label, time_us, host, repeat="once", when=None):
+    s = {"kind": "fixed", "label": label, "time_us": time_us, "host_us": host}
+    if repeat != "once":
+        s["repeat"] = repeat
+    if when:
+        s["when"] = when
+    return s
+
+
+def sync(host, repeat="once", when=None):
+    s = {"kind": "sync", "label": "sync", "host_us": host}
+    if repeat != "once":
+        s["repeat"] = repeat
+    if when:
+        s["when"] = when
+    return s
+
+
+def backward_of(steps, c):
+    """Autograd's kernels for forward `steps`, in reverse order: twice the traffic per bandwidth-bound kernel,
+    moesim's dgrad/wgrad GEMMs, the attention backward; host syncs, sorts and copies to the host have none."""
+    out = []
+    for s in reversed(steps):
+        if s["kind"] == "memory" and not s.get("no_grad"):
+            b = dict(s, bytes_per_element=2 * s["bytes_per_element"], host_us=c.backward_op())
+            out.append({k: v for k, v in b.items() if k != "no_grad"})
+        elif s["kind"] == "gemm":
+            name = s["gemm"]
+            for part in (["*"] if name == "*" else [name + ".dgrad", name + ".wgrad"]):
+                out.append(gemm(c.backward_op(), part, s.get("repeat", "once")))
+    return out
+
+
+def no_grad(step):
+    step["no_grad"] = True
+    return step
+
+
+def clean(steps):
+    return [{k: v for k, v in s.items() if k != "no_grad"} for s in steps]
+
+
+def rms_norm(c, width="hidden"):
+    """HF RMSNorm: x.float(), pow, mean, + eps, rsqrt, *, .to(bf16), weight *."""
+    e, r = c.op("elementwise"), c.op("reduction")
+    return [mem("to_float", "tokens", width, 6, e), mem("pow", "tokens", width, 8, e),
+            mem("mean", "tokens", width, 4, r), mem("add_eps", "tokens", "one", 8, e),
+            mem("rsqrt", "tokens", "one", 8, e), mem("mul", "tokens", width, 8, e),
+            mem("to_bf16", "tokens", width, 6, e), mem("mul_weight", "tokens", width, 4, e)]
+
+
+def rope(c, width):
+    """Rotate-half RoPE of one tensor: -x[..., half:], cat, x * cos, rotated * sin, add (bf16)."""
+    e = c.op("elementwise", views=2)
+    return [mem("neg", "tokens", width, 2, e), mem("cat", "tokens", width, 4, c.op("cat")),
+            mem("mul_cos", "tokens", width, 4, e), mem("mul_sin", "tokens", width, 4, e),
+            mem("add", "tokens", width, 6, e)]
+
+
+def attention_qkv(c, kind):
+    if kind != "mla":
+        return [gemm(c.op("mm"))] + rope(c, "q_width") + rope(c, "kv_width")
+    # DeepSeek-V2: q projection, kv down-projection, latent RMSNorm, kv up-projection, RoPE on the rotary
+    # parts, q and k assembled by cat (moesim's GEMMs of the op, in its order, as one group).
+    return ([gemm(c.op("mm", views=4))] + rms_norm(c, "kv_width") + rope(c, "heads") + rope(c, "one")
+            + [mem("cat_q", "tokens", "q_width", 4, c.op("cat", views=2)),
+               mem("cat_k", "tokens", "q_width", 4, c.op("cat", views=2))])
+
+
+def sort_kernels(c, rows):
+    """torch.argsort(stable) of int64 keys: cub's onesweep radix sort, a histogram and 8 digit passes each
+    after a memset of its lookback state, plus the index setup."""
+    e = c.op()
+    out = [no_grad(mem("sort_copy", rows, "one", 16, e)), no_grad(fixed("sort_indices", 0, c.launch))]
+    for _ in range(8):
+        out += [no_grad(fixed("memset", 0, c.launch)), no_grad(mem("radix_pass", rows, "one", 32, c.launch))]
+    return out
+
+
+def bincount(c, rows):
+    """torch.bincount on the GPU: min and max read back (two syncs), a fill and a histogram."""
+    e = c.op("elementwise")
+    return [no_grad(mem("min", rows, "one", 8, c.op("reduction"))), no_grad(fixed("to_host", 0, c.launch)),
+            no_grad(sync(c.notice)), no_grad(mem("max", rows, "one", 8, c.op("reduction"))),
+            no_grad(fixed("to_host", 0, c.launch)), no_grad(sync(c.notice)),
+            no_grad(mem("fill", "none", "experts", 8, e)), no_grad(mem("histogram", rows, "one", 8, e))]
+
+
+def split_size_exchange(c):
+    """EP > 1: the counts per expert go to every rank (one tiny all_to_all_single) and come to the host."""
+    w = "ep>1"
+    return [no_grad(fixed("cat_counts", 0, c.op("cat"), when=w)), no_grad(fixed("nccl_counts", 0, c.op("mm"), when=w)),
+            no_grad(fixed("counts_to_host", 0, c.launch, when=w)), no_grad(sync(c.notice + c.host["tolist"], when=w))]
+
+
+def permute(c, when=None):
+    e = c.op("elementwise")
+    steps = (sort_kernels(c, "routed_rows") + [no_grad(mem("floor_divide", "routed_rows", "one", 16, e)),
+                                              mem("gather_rows", "routed_rows", "hidden", 4, c.op("index"))]
+            + bincount(c, "routed_rows") + split_size_exchange(c))
+    return [dict(s, when=when) for s in steps] if when else steps
+
+
+def unpermute(c, when=None):
+    e = c.op("elementwise")
+    steps = [mem("zeros", "tokens", "hidden", 2, e), no_grad(mem("weights_by_row", "routed_rows", "one", 12, c.op("index"))),
+            no_grad(mem("floor_divide", "routed_rows", "one", 16, e)), mem("mul_weight", "routed_rows", "hidden", 4, e),
+            mem("index_add", "routed_rows", "hidden", 6, c.op("index_add"))]
+    return [dict(s, when=when) for s in steps] if when else steps
+
+
+def swiglu_activation(c, rows, width, repeat="once"):
+    e = c.op("elementwise", views=1)
+    return [mem("silu", rows, width, 4, e, repeat), mem("mul", rows, width, 6, e, repeat)]
+
+
+def grouped_experts(c):
+    """Megatron's GroupedMLP at EP > 1: per-expert counts to the device, the received chunks sorted expert-major
+    (split + cat, Megatron's sort_chunks_by_idxs), offsets, two grouped GEMMs, and the chunks sorted back."""
+    w = "ep>1"
+    scan = c.op("reduction")
+    return [no_grad(fixed("counts_to_device", 0, c.op("elementwise"), when=w)), no_grad(sync(c.notice, when=w)),
+            mem("sort_chunks", "received_rows", "hidden", 4, c.op("cat"), when=w),
+            no_grad(fixed("offsets", 0, scan)), no_grad(fixed("offsets_scan", 0, c.launch)),
+            no_grad(fixed("prepare_grouped_gemm", 0, c.launch)), gemm(c.op("mm"), "fc1")] + swiglu_activation(
+        c, "received_rows", "expert_ffn") + [no_grad(fixed("prepare_grouped_gemm", 0, c.launch)), gemm(c.op("mm"), "fc2"),
+                                            mem("unsort_chunks", "received_rows", "hidden", 4, c.op("cat"), when=w)]
+
+
+def loop_experts(c):
+    """transformers' eager experts: the experts hit (bincount, nonzero, tolist: syncs), then per expert hit its
+    rows (a mask and nonzero: a sync), a gather, the SwiGLU MLP as two GEMMs, the router weight, index_add_."""
+    e, p = c.op("elementwise"), "per_expert"
+    head = [no_grad(mem("zeros", "received_rows", "hidden", 2, e))] + bincount(c, "received_rows") + [
+        no_grad(fixed("nonzero", 0, c.op("nonzero"))), no_grad(fixed("to_host", 0, c.launch)),
+        no_grad(sync(c.notice + c.host["tolist"]))]
+    body = [no_grad(mem("mask", "received_rows", "one", 9, e, p)),
+            no_grad(fixed("nonzero", 0, c.op("nonzero"), p)), no_grad(fixed("to_host", 0, c.launch, p)),
+            no_grad(sync(c.notice, p)), no_grad(mem("rows", "expert_rows", "one", 16, c.op("index"), p)),
+            mem("gather", "expert_rows", "hidden", 4, c.op("index"), p), gemm(c.op("mm"), "fc1", p)] + \
+        swiglu_activation(c, "expert_rows", "expert_ffn", p) + [
+        gemm(c.op("mm"), "fc2", p), no_grad(mem("weight", "expert_rows", "one", 12, c.op("index"), p)),
+        mem("mul_weight", "expert_rows", "hidden", 4, e, p),
+        mem("index_add", "expert_rows", "hidden", 6, c.op("index_add"), p)]
+    return head + body
+
+
+def gate(c):
+    e = c.op("elementwise")
+    return [gemm(c.op("mm")), mem("to_float", "tokens", "experts", 6, e), mem("softmax", "tokens", "experts", 8, e),
+            no_grad(mem("topk", "tokens", "experts", 4, c.op("topk"))), no_grad(mem("topk_sort", "tokens", "top_k", 24, c.launch)),
+            mem("gather", "tokens", "top_k", 16, c.op("index")), mem("sum", "tokens", "top_k", 4, c.op("reduction")),
+            mem("div", "tokens", "top_k", 8, e), mem("to_bf16", "tokens", "top_k", 6, e)]
+
+
+def shared_experts(c):
+    return [gemm(c.op("mm"), "fc1")] + swiglu_activation(c, "tokens", "shared_ffn") + [gemm(c.op("mm"), "fc2")]
+
+
+def profile(name, style, c, inputs, description):
+    ops = []
+
+    def add(op, steps, attention=None):
+        for pass_, s in (("forward", clean(steps)), ("backward", backward_of(steps, c))):
+            entry = {"op": op, "pass": pass_, "steps": s}
+            if attention:
+                entry["attention"] = attention
+            ops.append(entry)
+
+    add("attn_norm", rms_norm(c))
+    for kind in ("mha", "gqa", "mla"):
+        add("attn_qkv", attention_qkv(c, kind), kind)
+    ops.append({"op": "attn_core", "pass": "forward",
+                "steps": [fixed("memset", 0, c.launch), {"kind": "attention", "label": "sdpa", "time_factor": 1.0,
+                                                          "host_us": c.op("mm", views=4)}]})
+    ops.append({"op": "attn_core", "pass": "backward",
+                "steps": [fixed("memset", 0, c.launch), {"kind": "attention", "label": "sdpa_backward",
+                                                          "time_factor": 1.0, "host_us": c.backward_op()}]})
+    add("attn_out", [gemm(c.op("mm", views=2))])
+    add("residual_add", [mem("add", "tokens", "hidden", 6, c.op("elementwise"))])
+    add("mlp_norm", rms_norm(c))
+    add("gate", gate(c))
+    # transformers' eager experts index the tokens directly: with one rank there is no permutation.
+    multi_rank_only = "ep>1" if style == "loop" else None
+    add("permute", permute(c, multi_rank_only))
+    add("routed_experts", grouped_experts(c) if style == "grouped" else loop_experts(c))
+    add("unpermute", unpermute(c, multi_rank_only))
+    add("shared_experts", shared_experts(c))
+    launch_all_to_all = c.op("mm", views=2)
+    return {
+        "schema_version": 1, "kind": "moesim-implementation-profile", "name": name,
+        "provenance": {"source": "built-in", "description": description, "hw_profile": "h100",
+                       "date": inputs["date"], "traces": []},
+        "host": {"cpu_model": inputs["cpu_model"]},
+        "ops": ops,
+        "collectives": {n: {"host_us": launch_all_to_all} for n in ("dispatch", "combine", "dispatch.bwd", "combine.bwd")},
+    }
+
+
+def main():
+    if len(sys.argv) != 4:
+        sys.exit(__doc__)
+    dispatch, launch, host, launch_results = load_inputs(sys.argv[1], sys.argv[2])
+    c = Costs(host, launch_results)
+    inputs = {"cpu_model": dispatch["cpu_model"], "date": dispatch["date_utc"][:10]}
+    sources = (f"host: {os.path.basename(sys.argv[1])} (torch_dispatch_bench, torch {dispatch['torch']}, "
+               f"{dispatch['cpu_model']}) + launch_bench launch_host {c.launch:.2f} us, round trip beyond a launch "
+               f"{c.notice:.2f} us ({launch['gpus'][0]['name']}); bytes from dtypes; GEMM and attention at the "
+               f"hardware profile's rates; written by cost/implementations/make_builtins.py")
+    for name, style, what in (("eager", "loop", "eager PyTorch MoE layers, routed experts as a loop over the experts "
+                               "hit (transformers' eager experts)"),
+                              ("grouped", "grouped", "eager PyTorch MoE layers, routed experts as permute -> "
+                               "grouped GEMM -> unpermute (Megatron GroupedMLP, transformers' grouped_mm)")):
+        p = profile(name, style, c, inputs, what + "; " + sources)
+        with open(os.path.join(sys.argv[3], name + ".json"), "w") as f:
+            json.dump(p, f, indent=1)
+            f.write("\n")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,175 @@
+#pragma once
+/**
+ * @file How one software stack runs each op of moesim's layer DAG (an implementation profile, `--impl`):
+ * per (op, pass) the kernels it launches and the host synchronisations it makes, each as a template that
+ * holds at any configuration (a count rule and a time rule by kernel class), and the host time eager
+ * frameworks spend before each launch. The format is documented in cost/IMPL_FORMAT.md.
+ *
+ * `fused` is the empty profile: every op keeps the in-tree runner's kernel inventory
+ * (models::layer_op_kernels).
+ */
+#include <map>
+#include <memory>
+#include <nlohmann/json_fwd.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "moesim/models/LayerOps.hpp"
+#include "moesim/models/ModelSpec.hpp"
+
+namespace moesim::cost {
+
+/** @brief Which pass a profile entry describes: autograd does not split backward into DGRAD and WGRAD. */
+enum class ImplPass { FORWARD, BACKWARD };
+
+/** @brief What one step of an op is. */
+enum class ImplStepKind {
+  GEMM,       ///< moesim's GEMM(s) of the op (its shape formulas), at `efficiency` times the profile's rate
+  ATTENTION,  ///< moesim's attention kernel of the op, its time times `time_factor`
+  MEMORY,     ///< bandwidth-bound kernel moving bytes_per_element · rows · width bytes
+  FIXED,      ///< a kernel whose time does not depend on the configuration (memsets, scans of counts)
+  SYNC,       ///< the host waits until the compute stream has drained (.item(), .tolist(), nonzero)
+};
+
+/** @brief How often a step runs in one call of its op. */
+enum class ImplRepeat {
+  ONCE,        ///< once per call
+  PER_EXPERT,  ///< once per local expert that received rows (consecutive PER_EXPERT steps form the loop body)
+};
+
+/** @brief Which rows a MEMORY step's traffic scales with. */
+enum class ImplRows {
+  NONE,           ///< one row: the traffic is fixed
+  TOKENS,         ///< the op's token rows
+  ROUTED_ROWS,    ///< token-expert rows this rank routes (tokens · top_k)
+  RECEIVED_ROWS,  ///< rows the local experts process (the sum over local experts)
+  EXPERT_ROWS,    ///< the rows of the expert of this iteration (PER_EXPERT steps only)
+};
+
+/** @brief Which width of the model a MEMORY step's traffic scales with. */
+enum class ImplWidth {
+  ONE,            ///< 1
+  HIDDEN,         ///< the model width
+  EXPERTS,        ///< routed experts (router logits)
+  LOCAL_EXPERTS,  ///< experts this rank holds
+  TOP_K,          ///< experts per token
+  EXPERT_FFN,     ///< one routed expert's intermediate width
+  SHARED_FFN,     ///< shared_experts · shared_ffn
+  DENSE_FFN,      ///< the dense FFN's intermediate width
+  Q_WIDTH,        ///< local query heads · qk head width
+  KV_WIDTH,       ///< local key/value heads · qk head width (MLA: the kv latent rank)
+  V_WIDTH,        ///< local query heads · value head width
+  HEADS,          ///< local query heads
+};
+
+/** @brief When a step runs. */
+enum class ImplCondition {
+  ALWAYS,
+  MULTI_RANK,  ///< only when the EP group has more than one rank (split-size exchange and its copies)
+};
+
+/** @brief One kernel or host synchronisation of an op, in launch order. */
+struct ImplStep {
+  ImplStepKind kind = ImplStepKind::FIXED;
+  ImplRepeat repeat = ImplRepeat::ONCE;
+  ImplCondition when = ImplCondition::ALWAYS;
+  /** @brief What the stack calls it (a kernel or CPU op name), for people and the per-op report. */
+  std::string label;
+  /**
+   * @brief GEMM: which of moesim's GEMMs of the op: "*" all of the pass in moesim's order, else a kernel name
+   * without the op prefix ("fc1", "fc2.wgrad", "qkv_proj.dgrad").
+   */
+  std::string gemm = "*";
+  /** @brief GEMM: rate relative to the hardware profile's (time divides by it); > 0. */
+  double efficiency = 1;
+  /** @brief ATTENTION: time relative to moesim's attention model; > 0. */
+  double time_factor = 1;
+  /** @brief MEMORY: HBM bytes per (row · width) element. */
+  double bytes_per_element = 0;
+  ImplRows rows = ImplRows::NONE;
+  ImplWidth width = ImplWidth::ONE;
+  /** @brief FIXED: the kernel's time (ns). */
+  double time_ns = 0;
+  /** @brief Host time the stack spends before this step: dispatch, Python, the launch itself (ns). */
+  double host_ns = 0;
+};
+
+/** @brief The steps of one op in one pass, for models of one attention type (or any). */
+struct ImplOpEntry {
+  models::LayerOp op = models::LayerOp::ATTN_NORM;
+  ImplPass pass = ImplPass::FORWARD;
+  /** @brief Attention ops: the attention type the steps were learned on; empty = any. */
+  std::optional<models::AttentionType> attention;
+  std::vector<ImplStep> steps;
+  /** @brief JSON pointer of the entry in its file (for messages). */
+  std::string pointer;
+};
+
+/** @brief Where a profile comes from. */
+struct ImplProvenance {
+  std::string source;  ///< "built-in" or "learned"
+  std::string description;
+  std::string hw_profile;           ///< hardware profile its rates are relative to
+  std::vector<std::string> traces;  ///< learned: the traces
+  std::string date;
+};
+
+/** @brief An implementation profile (see the file comment). */
+struct ImplementationProfile {
+  std::string name;
+  ImplProvenance provenance;
+  /** @brief CPU its host costs were measured on (the records' provenance.host.cpu_model); "" unknown. */
+  std::string host_cpu;
+  /** @brief Per (op, pass) entries; an op without one keeps the fused inventory. */
+  std::vector<ImplOpEntry> ops;
+  /** @brief Host time to launch a collective, by name ("dispatch", "combine", "dispatch.bwd", "combine.bwd").
+   */
+  std::map<std::string, double> collective_host_ns;
+  /** @brief File it was read from ("" for fused). */
+  std::string file;
+  /**
+   * @brief The profile that answers for (op, pass) entries and collectives this one lacks (a learned
+   * profile's built-in of the same style: ops the traced model did not have, another attention type);
+   * nullptr: fused.
+   */
+  std::shared_ptr<const ImplementationProfile> base;
+
+  /** @brief True for `fused`: no entry, every op as the in-tree runner. */
+  bool is_fused() const { return ops.empty() && collective_host_ns.empty() && !base; }
+  /**
+   * @brief The entry for `op` in `pass` on a model of attention type `attention`: one naming that type before
+   * one for any type; nullptr when the profile has none (the op keeps the fused inventory).
+   */
+  const ImplOpEntry* find(models::LayerOp op, ImplPass pass, models::AttentionType attention) const;
+  /** @brief Host time to launch `collective` ("dispatch"...), when the profile gives one. */
+  std::optional<double> collective_host(const std::string& collective) const;
+};
+
+/** @brief The empty profile: today's fused inventory everywhere. */
+ImplementationProfile fused_implementation();
+
+/**
+ * @brief Loads `name_or_file`: "fused", a shipped profile (`<data dir>/cost/implementations/NAME.json`:
+ * eager, grouped) or a file. ConfigError naming the file and JSON pointer for anything malformed, and
+ * listing the shipped names for an unknown one.
+ */
+ImplementationProfile load_implementation(const std::string& name_or_file);
+
+/** @brief Parses a profile document; `file` labels messages. */
+ImplementationProfile implementation_from_json(const nlohmann::json& document, const std::string& file);
+
+/** @brief The profile as its JSON document (load_implementation reads it back to an equal profile). */
+nlohmann::json implementation_to_json(const ImplementationProfile& profile);
+
+/** @brief Names `load_implementation` knows without a path: fused and the shipped files, sorted. */
+std::vector<std::string> shipped_implementation_names();
+
+std::string to_string(ImplPass pass);
+std::string to_string(ImplStepKind kind);
+std::string to_string(ImplRepeat repeat);
+std::string to_string(ImplRows rows);
+std::string to_string(ImplWidth width);
+std::string to_string(ImplCondition when);
+
+}  // namespace moesim::cost

@@ -1,0 +1,203 @@
+#include "ImplementationKernels.hpp"
+
+#include <cmath>
+#include <numeric>
+
+#include "moesim/common/Check.hpp"
+
+namespace moesim::cost::detail {
+namespace {
+
+using models::KernelClass;
+using models::KernelCost;
+using models::LayerOp;
+using models::Pass;
+
+// Rows per local expert: the context's, or routed_rows spread evenly as models::layer_op_kernels does.
+std::vector<std::int64_t> expert_rows(const models::OpContext& c) {
+  if (!c.expert_tokens.empty()) return c.expert_tokens;
+  std::vector<std::int64_t> rows(static_cast<std::size_t>(c.experts_total_local), 0);
+  for (std::int64_t e = 0; e < c.experts_total_local; ++e)
+    rows[static_cast<std::size_t>(e)] =
+        c.routed_rows / c.experts_total_local + (e < c.routed_rows % c.experts_total_local);
+  return rows;
+}
+
+double width_value(const models::ModelSpec& m, const models::OpContext& c, ImplWidth width) {
+  const models::AttentionSpec& a = m.attention;
+  const double tp = std::max(c.tp, 1);
+  const double heads = a.heads / tp;
+  switch (width) {
+    case ImplWidth::ONE:
+      return 1;
+    case ImplWidth::HIDDEN:
+      return m.hidden;
+    case ImplWidth::EXPERTS:
+      return m.moe.experts;
+    case ImplWidth::LOCAL_EXPERTS:
+      return static_cast<double>(c.expert_tokens.empty() ? c.experts_total_local : c.expert_tokens.size());
+    case ImplWidth::TOP_K:
+      return m.moe.top_k;
+    case ImplWidth::EXPERT_FFN:
+      return m.moe.expert_ffn;
+    case ImplWidth::SHARED_FFN:
+      return static_cast<double>(m.moe.shared_experts) * m.moe.shared_ffn;
+    case ImplWidth::DENSE_FFN:
+      return m.dense_ffn;
+    case ImplWidth::Q_WIDTH:
+      return heads * a.qk_head_dim();
+    case ImplWidth::KV_WIDTH:
+      return a.type == models::AttentionType::MLA ? a.kv_lora_rank + a.rope_head_dim
+                                                  : std::ceil(a.kv_heads / tp) * a.head_dim;
+    case ImplWidth::V_WIDTH:
+      return heads * a.value_head_dim();
+    case ImplWidth::HEADS:
+      return heads;
+  }
+  return 1;
+}
+
+class StepEmitter {
+ public:
+  StepEmitter(const OpCostInputs& in, LayerOp op, Pass pass, const models::OpContext& c)
+      : in_(in),
+        op_(op),
+        pass_(pass),
+        c_(c),
+        rows_(op == LayerOp::ROUTED_EXPERTS ? expert_rows(c) : std::vector<std::int64_t>{}) {}
+
+  std::vector<KernelPiece> emit(const ImplOpEntry& entry) {
+    const auto& steps = entry.steps;
+    for (std::size_t i = 0; i < steps.size();) {
+      if (steps[i].repeat == ImplRepeat::ONCE) {
+        step(steps[i++], 0);
+        continue;
+      }
+      std::size_t end = i;
+      while (end < steps.size() && steps[end].repeat == ImplRepeat::PER_EXPERT) ++end;
+      for (std::int64_t rows : rows_) {
+        if (rows <= 0) continue;
+        for (std::size_t k = i; k < end; ++k) step(steps[k], rows);
+      }
+      i = end;
+    }
+    return std::move(pieces_);
+  }
+
+ private:
+  std::string name(const ImplStep& s) const {
+    return models::to_string(op_) + "." + (s.label.empty() ? to_string(s.kind) : s.label) +
+           (pass_ == Pass::FORWARD ? "" : ".bwd");
+  }
+
+  // moesim's kernels of the op for this pass (backward: DGRAD then WGRAD), for one expert of `rows` rows
+  // when rows > 0, else with the routed experts as one grouped launch per projection.
+  std::vector<KernelCost> moesim_kernels(std::int64_t rows) const {
+    models::OpContext c = c_;
+    c.regroup_by_expert = false;
+    if (op_ == LayerOp::ROUTED_EXPERTS) {
+      c.expert_loop = rows > 0;
+      if (rows > 0) {
+        c.expert_tokens = {rows};
+        c.experts_total_local = 1;
+      }
+    }
+    if (pass_ == Pass::FORWARD) return models::layer_op_kernels(in_.model, op_, Pass::FORWARD, c);
+    std::vector<KernelCost> all = models::layer_op_kernels(in_.model, op_, Pass::DGRAD, c);
+    for (KernelCost& k : models::layer_op_kernels(in_.model, op_, Pass::WGRAD, c))
+      all.push_back(std::move(k));
+    return all;
+  }
+
+  void kernel(const std::string& name, const sim::KernelWork& work, const ImplStep& s, double flops) {
+    pieces_.push_back({name, work, s.host_ns, flops, PieceKind::KERNEL});
+  }
+
+  void gemms(const ImplStep& s, std::int64_t rows) {
+    const std::string prefix = models::to_string(op_) + ".";
+    for (const KernelCost& k : moesim_kernels(rows)) {
+      if (k.kind != KernelClass::GEMM && k.kind != KernelClass::GROUPED_GEMM) continue;
+      if (s.gemm != "*" && k.name != prefix + s.gemm) continue;
+      sim::KernelWork w = kernel_work(in_.hw, k, c_.dtype);
+      w.compute_ns /= s.efficiency;
+      w.memory_ns /= s.efficiency;
+      kernel(k.name, w, s, k.flops);
+    }
+  }
+
+  void attention(const ImplStep& s) {
+    for (const KernelCost& k : moesim_kernels(0)) {
+      if (k.kind != KernelClass::ATTENTION) continue;
+      sim::KernelWork w = kernel_work(in_.hw, k, c_.dtype, in_.attention);
+      w.compute_ns *= s.time_factor;
+      w.memory_ns *= s.time_factor;
+      kernel(k.name, w, s, k.flops);
+    }
+  }
+
+  double row_count(ImplRows rows, std::int64_t expert) const {
+    switch (rows) {
+      case ImplRows::NONE:
+        return 1;
+      case ImplRows::TOKENS:
+        return static_cast<double>(c_.tokens);
+      case ImplRows::ROUTED_ROWS:
+        return static_cast<double>(c_.routed_rows);
+      case ImplRows::RECEIVED_ROWS: {
+        const auto r = expert_rows(c_);
+        return static_cast<double>(std::accumulate(r.begin(), r.end(), std::int64_t{0}));
+      }
+      case ImplRows::EXPERT_ROWS:
+        return static_cast<double>(expert);
+    }
+    return 1;
+  }
+
+  void step(const ImplStep& s, std::int64_t expert) {
+    if (s.when == ImplCondition::MULTI_RANK && in_.ep <= 1) return;
+    switch (s.kind) {
+      case ImplStepKind::GEMM:
+        gemms(s, expert);
+        return;
+      case ImplStepKind::ATTENTION:
+        attention(s);
+        return;
+      case ImplStepKind::MEMORY: {
+        KernelCost k;
+        k.name = name(s);
+        k.kind = KernelClass::MEMORY;
+        k.backward = pass_ != Pass::FORWARD;
+        k.bytes = s.bytes_per_element * row_count(s.rows, expert) * width_value(in_.model, c_, s.width);
+        kernel(k.name, kernel_work(in_.hw, k, c_.dtype), s, 0);
+        return;
+      }
+      case ImplStepKind::FIXED: {
+        sim::KernelWork w;
+        w.fixed_ns = std::max(s.time_ns, in_.hw.gpu.kernel_min_s * 1e9);  // no kernel is shorter
+        kernel(name(s), w, s, 0);
+        return;
+      }
+      case ImplStepKind::SYNC:
+        pieces_.push_back({name(s), {}, s.host_ns, 0, PieceKind::HOST_SYNC});
+        return;
+    }
+  }
+
+  const OpCostInputs& in_;
+  LayerOp op_;
+  Pass pass_;
+  const models::OpContext& c_;
+  std::vector<std::int64_t> rows_;
+  std::vector<KernelPiece> pieces_;
+};
+
+}  // namespace
+
+std::vector<KernelPiece> implementation_kernels(const OpCostInputs& in, const ImplOpEntry& entry,
+                                                models::LayerOp op, models::Pass pass,
+                                                const models::OpContext& context) {
+  MOE_CHECK(pass != models::Pass::WGRAD) << "backward entries are emitted with DGRAD";
+  return StepEmitter(in, op, pass, context).emit(entry);
+}
+
+}  // namespace moesim::cost::detail

@@ -1,0 +1,81 @@
+// Learning an implementation profile from the committed device-ci traces (Qwen3-30B-A3B widths / 8, H100).
+#include <gtest/gtest.h>
+
+#include "moesim/calibrate/ImplementationLearner.hpp"
+#include "moesim/common/Error.hpp"
+#include "moesim/hwprofiles/ProfileLoader.hpp"
+
+namespace moesim::calibrate {
+namespace {
+
+const std::string kData = std::string(MOESIM_CALIBRATE_TEST_DATA) + "/torch-stacks";
+const std::string kTrain =
+    kData + "/qwen3-30b-a3b.grouped.ep2.t256.s128.l2.train.farskip.balanced.rank0.trace.json.gz";
+const std::string kForward =
+    kData + "/qwen3-30b-a3b.grouped.ep1.t256.s128.l2.forward.regular.balanced.rank0.trace.json.gz";
+
+TEST(ImplementationLearner, RecordBesideTheTraceGivesTheConfiguration) {
+  const TracedStack s = load_traced_stack(kTrain, {});
+  EXPECT_EQ(s.model.name, "qwen3-30b-a3b");
+  EXPECT_EQ(s.ep, 2);
+  EXPECT_EQ(s.tokens, 256);
+  EXPECT_EQ(s.seq, 128);
+  EXPECT_GT(s.issue_ms, 0);
+  EXPECT_FALSE(s.cpu_model.empty());
+  // What is given wins over the record.
+  EXPECT_EQ(load_traced_stack(kTrain, {"", 4, 0, 0}).ep, 4);
+}
+
+TEST(ImplementationLearner, LearnsEveryOpOfBothPassesAndTheCollectives) {
+  const LearnedImplementation learned =
+      learn_implementation({load_traced_stack(kTrain, {})}, hw::load_profile("h100"), "tiny");
+  const cost::ImplementationProfile& p = learned.profile;
+  EXPECT_EQ(p.provenance.source, "learned");
+  ASSERT_NE(p.base, nullptr);
+  EXPECT_EQ(p.base->name, "grouped");  // no loop over experts: grouped GEMMs
+  const auto gqa = models::AttentionType::GQA;
+  for (cost::ImplPass pass : {cost::ImplPass::FORWARD, cost::ImplPass::BACKWARD}) {
+    for (models::LayerOp op : {models::LayerOp::ATTN_NORM, models::LayerOp::ATTN_QKV,
+                               models::LayerOp::ATTN_CORE, models::LayerOp::GATE, models::LayerOp::PERMUTE,
+                               models::LayerOp::ROUTED_EXPERTS, models::LayerOp::UNPERMUTE}) {
+      const cost::ImplOpEntry* e = p.find(op, pass, gqa);
+      ASSERT_NE(e, nullptr) << models::to_string(op);
+      EXPECT_FALSE(e->steps.empty()) << models::to_string(op);
+      for (const cost::ImplStep& s : e->steps) {
+        EXPECT_GE(s.host_ns, 0);
+        if (s.kind == cost::ImplStepKind::GEMM) {
+          EXPECT_GT(s.efficiency, 0);
+        }
+      }
+    }
+  }
+  // The routed experts' grouped GEMMs are moesim's fc1 and fc2, one for one.
+  int gemms = 0;
+  for (const auto& s : p.find(models::LayerOp::ROUTED_EXPERTS, cost::ImplPass::FORWARD, gqa)->steps)
+    gemms += s.kind == cost::ImplStepKind::GEMM ? 1 : 0;
+  EXPECT_EQ(gemms, 2);
+  // The split-size exchange (an NCCL kernel in permute) and what follows it run only with EP > 1.
+  bool exchange = false;
+  for (const auto& s : p.find(models::LayerOp::PERMUTE, cost::ImplPass::FORWARD, gqa)->steps)
+    exchange = exchange || (s.label == "nccl" && s.when == cost::ImplCondition::MULTI_RANK);
+  EXPECT_TRUE(exchange);
+  for (const char* c : {"dispatch", "combine", "dispatch.bwd", "combine.bwd"})
+    EXPECT_GT(p.collective_host(c).value_or(0), 0) << c;
+  // The profiler's inflation is read from the record and said.
+  bool said = false;
+  for (const auto& note : learned.notes) said = said || note.find("host time scaled by") != std::string::npos;
+  EXPECT_TRUE(said);
+}
+
+TEST(ImplementationLearner, AForwardTraceLeavesBackwardToTheBase) {
+  const LearnedImplementation learned =
+      learn_implementation({load_traced_stack(kForward, {})}, hw::load_profile("h100"), "tiny", "eager");
+  const cost::ImplementationProfile& p = learned.profile;
+  EXPECT_EQ(p.base->name, "eager");
+  for (const auto& e : p.ops) EXPECT_EQ(e.pass, cost::ImplPass::FORWARD);
+  // EP 1: no collective was launched, so none is learned (the base answers).
+  EXPECT_TRUE(p.collective_host_ns.empty());
+}
+
+}  // namespace
+}  // namespace moesim::calibrate

@@ -1,0 +1,206 @@
+// Implementation profiles: strict loading, and the pieces an entry's steps become.
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "moesim/common/Error.hpp"
+#include "moesim/cost/ImplementationProfile.hpp"
+#include "moesim/cost/OpKernels.hpp"
+#include "moesim/hwprofiles/ProfileLoader.hpp"
+#include "moesim/models/ModelSpec.hpp"
+
+namespace moesim::cost {
+namespace {
+
+using models::LayerOp;
+using models::Pass;
+
+nlohmann::json minimal(nlohmann::json ops) {
+  return {{"schema_version", 1},
+          {"kind", "moesim-implementation-profile"},
+          {"name", "test"},
+          {"provenance", {{"source", "learned"}, {"description", "unit test"}}},
+          {"host", {{"cpu_model", "test cpu"}}},
+          {"ops", std::move(ops)}};
+}
+
+// routed_experts forward: a sync, then per expert a gather of its rows and its fc1, then (EP > 1 only) a
+// fixed kernel.
+nlohmann::json expert_loop_profile() {
+  return minimal(nlohmann::json::array(
+      {{{"op", "routed_experts"},
+        {"pass", "forward"},
+        {"steps",
+         {{{"kind", "sync"}, {"host_us", 7}},
+          {{"kind", "memory"},
+           {"repeat", "per_expert"},
+           {"rows", "expert_rows"},
+           {"width", "hidden"},
+           {"bytes_per_element", 4},
+           {"host_us", 20}},
+          {{"kind", "gemm"}, {"repeat", "per_expert"}, {"gemm", "fc1"}, {"efficiency", 0.5}, {"host_us", 30}},
+          {{"kind", "fixed"}, {"when", "ep>1"}, {"time_us", 9}, {"host_us", 40}}}}},
+       {{"op", "attn_norm"}, {"pass", "backward"}, {"steps", nlohmann::json::array()}}}));
+}
+
+std::string error_of(const nlohmann::json& document) {
+  try {
+    implementation_from_json(document, "p.json");
+  } catch (const ConfigError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST(ImplementationProfile, ShippedProfilesLoadAndFusedIsEmpty) {
+  EXPECT_TRUE(load_implementation("fused").is_fused());
+  for (const char* name : {"eager", "grouped"}) {
+    const ImplementationProfile p = load_implementation(name);
+    EXPECT_EQ(p.name, name);
+    EXPECT_FALSE(p.is_fused());
+    EXPECT_EQ(p.provenance.source, "built-in");
+    // Every MoE-layer op has a forward and a backward entry; attention projections one per attention type.
+    for (LayerOp op : {LayerOp::ATTN_NORM, LayerOp::GATE, LayerOp::PERMUTE, LayerOp::ROUTED_EXPERTS,
+                       LayerOp::UNPERMUTE, LayerOp::SHARED_EXPERTS}) {
+      EXPECT_NE(p.find(op, ImplPass::FORWARD, models::AttentionType::GQA), nullptr) << models::to_string(op);
+      EXPECT_NE(p.find(op, ImplPass::BACKWARD, models::AttentionType::GQA), nullptr) << models::to_string(op);
+    }
+    EXPECT_NE(p.find(LayerOp::ATTN_QKV, ImplPass::FORWARD, models::AttentionType::MLA)->attention,
+              std::nullopt);
+  }
+  const auto names = shipped_implementation_names();
+  EXPECT_EQ(names, (std::vector<std::string>{"eager", "fused", "grouped"}));
+}
+
+TEST(ImplementationProfile, RoundTripsThroughJson) {
+  const ImplementationProfile p = implementation_from_json(expert_loop_profile(), "p.json");
+  const ImplementationProfile back = implementation_from_json(implementation_to_json(p), "back.json");
+  ASSERT_EQ(back.ops.size(), 2u);
+  const auto& steps = back.ops[0].steps;
+  ASSERT_EQ(steps.size(), 4u);
+  EXPECT_EQ(steps[1].repeat, ImplRepeat::PER_EXPERT);
+  EXPECT_EQ(steps[1].rows, ImplRows::EXPERT_ROWS);
+  EXPECT_DOUBLE_EQ(steps[1].host_ns, 20e3);
+  EXPECT_EQ(steps[2].gemm, "fc1");
+  EXPECT_DOUBLE_EQ(steps[2].efficiency, 0.5);
+  EXPECT_EQ(steps[3].when, ImplCondition::MULTI_RANK);
+  EXPECT_DOUBLE_EQ(steps[3].time_ns, 9e3);
+}
+
+TEST(ImplementationProfile, BadInputNamesFileAndPointer) {
+  auto profile = expert_loop_profile();
+  profile["ops"][0]["steps"][1]["bytes_per_elment"] = 4;
+  EXPECT_NE(error_of(profile).find("p.json: /ops/0/steps/1/bytes_per_elment"), std::string::npos)
+      << error_of(profile);
+
+  profile = expert_loop_profile();
+  profile["ops"][0]["steps"][1]["width"] = "columns";
+  EXPECT_NE(error_of(profile).find("/ops/0/steps/1/width"), std::string::npos);
+
+  profile = expert_loop_profile();
+  profile["ops"][0]["steps"][1]["repeat"] = "once";  // expert_rows outside a per-expert loop
+  EXPECT_NE(error_of(profile).find("/ops/0/steps/1/rows"), std::string::npos);
+
+  profile = expert_loop_profile();
+  profile["ops"][1]["op"] = "gate";
+  profile["ops"][1]["steps"] = {{{"kind", "sync"}, {"repeat", "per_expert"}, {"host_us", 1}}};
+  EXPECT_NE(error_of(profile).find("/ops/1/steps/0/repeat"), std::string::npos);
+
+  profile = expert_loop_profile();
+  profile["ops"][0]["steps"][2]["efficiency"] = 0;
+  EXPECT_NE(error_of(profile).find("/ops/0/steps/2/efficiency"), std::string::npos);
+
+  profile = expert_loop_profile();
+  profile["ops"].push_back(profile["ops"][1]);
+  EXPECT_NE(error_of(profile).find("/ops/2 repeats the entry at /ops/1"), std::string::npos);
+
+  profile = expert_loop_profile();
+  profile["ops"][0]["op"] = "router";
+  EXPECT_NE(error_of(profile).find("/ops/0/op"), std::string::npos);
+
+  profile = expert_loop_profile();
+  profile["base"] = "test";
+  EXPECT_NE(error_of(profile).find("/base"), std::string::npos);
+
+  EXPECT_THROW(load_implementation("no-such-implementation"), ConfigError);
+}
+
+class ImplementationKernelsTest : public ::testing::Test {
+ protected:
+  hw::HwProfile hw = hw::load_profile("h100");
+  models::ModelSpec model = models::load_model("qwen3-30b-a3b");
+  ImplementationProfile profile = implementation_from_json(expert_loop_profile(), "p.json");
+
+  models::OpContext experts(std::vector<std::int64_t> rows) const {
+    models::OpContext c;
+    c.tokens = 2048;
+    c.seq_len = 2048;
+    c.expert_tokens = std::move(rows);
+    c.experts_total_local = static_cast<int>(c.expert_tokens.size());
+    return c;
+  }
+};
+
+TEST_F(ImplementationKernelsTest, PerExpertStepsRepeatForExpertsWithRows) {
+  const OpCostInputs in{hw, model, hw::AttentionImpl::FUSED, &profile, 1};
+  const auto pieces = op_kernels(in, LayerOp::ROUTED_EXPERTS, Pass::FORWARD, experts({10, 0, 5, 7}));
+  // One sync, then (gather, fc1) for each of the 3 experts with rows; no fixed step at EP 1.
+  ASSERT_EQ(pieces.size(), 7u);
+  EXPECT_EQ(pieces[0].kind, PieceKind::HOST_SYNC);
+  EXPECT_DOUBLE_EQ(pieces[0].launch_ns, 7e3);
+  // The gather of expert 2 moves 4 bytes per element of its 5 rows of the hidden width (2048).
+  EXPECT_EQ(pieces[3].kind, PieceKind::KERNEL);
+  EXPECT_DOUBLE_EQ(pieces[3].work.hbm_bytes, 4.0 * 5 * 2048);
+  EXPECT_DOUBLE_EQ(pieces[3].launch_ns, 20e3);
+  // fc1 of SwiGLU for expert 3: 7 rows x (2 * 768) x 2048, at half the profile's rate.
+  EXPECT_DOUBLE_EQ(pieces[6].flops, 2.0 * 7 * (2 * 768) * 2048);
+  const OpCostInputs fused{hw, model, hw::AttentionImpl::FUSED, nullptr, 1};
+  models::OpContext one = experts({7});
+  one.expert_loop = true;
+  const auto reference = op_kernels(fused, LayerOp::ROUTED_EXPERTS, Pass::FORWARD, one);
+  ASSERT_EQ(reference.front().name, "routed_experts.fc1");
+  EXPECT_DOUBLE_EQ(pieces[6].work.compute_ns, 2 * reference.front().work.compute_ns);
+  EXPECT_DOUBLE_EQ(pieces[6].launch_ns, 30e3);
+
+  const OpCostInputs two_ranks{hw, model, hw::AttentionImpl::FUSED, &profile, 2};
+  const auto with_exchange =
+      op_kernels(two_ranks, LayerOp::ROUTED_EXPERTS, Pass::FORWARD, experts({10, 0, 5, 7}));
+  ASSERT_EQ(with_exchange.size(), 8u);
+  // A fixed kernel takes its time, as a fixed cost nothing speeds up.
+  EXPECT_DOUBLE_EQ(with_exchange.back().work.fixed_ns, 9e3);
+}
+
+TEST_F(ImplementationKernelsTest, OpsWithoutEntryKeepTheFusedInventory) {
+  const OpCostInputs in{hw, model, hw::AttentionImpl::FUSED, &profile, 1};
+  const OpCostInputs fused{hw, model, hw::AttentionImpl::FUSED, nullptr, 1};
+  const auto c = experts({16, 16});
+  for (LayerOp op : {LayerOp::GATE, LayerOp::MLP_NORM}) {
+    const auto a = op_kernels(in, op, Pass::FORWARD, c), b = op_kernels(fused, op, Pass::FORWARD, c);
+    ASSERT_EQ(a.size(), b.size());
+    for (std::size_t i = 0; i < a.size(); ++i) {
+      EXPECT_EQ(a[i].name, b[i].name);
+      EXPECT_EQ(a[i].launch_ns, b[i].launch_ns);
+      EXPECT_EQ(a[i].work.memory_ns, b[i].work.memory_ns);
+    }
+  }
+  // attn_norm's backward entry has no steps: DGRAD launches nothing, and WGRAD nothing either.
+  EXPECT_TRUE(op_kernels(in, LayerOp::ATTN_NORM, Pass::DGRAD, c).empty());
+  EXPECT_TRUE(op_kernels(in, LayerOp::ATTN_NORM, Pass::WGRAD, c).empty());
+  EXPECT_FALSE(op_kernels(fused, LayerOp::ATTN_NORM, Pass::DGRAD, c).empty());
+}
+
+TEST_F(ImplementationKernelsTest, ShippedProfilesLaunchNothingForOpsTheModelLacks) {
+  const ImplementationProfile grouped = load_implementation("grouped");
+  const OpCostInputs in{hw, model, hw::AttentionImpl::FUSED, &grouped, 4};
+  ASSERT_EQ(model.moe.shared_experts, 0);
+  EXPECT_TRUE(op_kernels(in, LayerOp::SHARED_EXPERTS, Pass::FORWARD, experts({8})).empty());
+  // grouped's backward of the routed experts is emitted whole with DGRAD: two GEMMs per projection.
+  const auto dgrad = op_kernels(in, LayerOp::ROUTED_EXPERTS, Pass::DGRAD, experts({8, 8}));
+  int gemms = 0;
+  for (const auto& p : dgrad) gemms += p.flops > 0 ? 1 : 0;
+  EXPECT_EQ(gemms, 4);
+  EXPECT_TRUE(op_kernels(in, LayerOp::ROUTED_EXPERTS, Pass::WGRAD, experts({8, 8})).empty());
+}
+
+}  // namespace
+}  // namespace moesim::cost

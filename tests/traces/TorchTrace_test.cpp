@@ -1,0 +1,150 @@
+// Reading PyTorch profiler traces and torch-stack records, and attributing a step's launches to moesim's ops.
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <fstream>
+#include <set>
+
+#include "moesim/common/Error.hpp"
+#include "moesim/traces/OpAttribution.hpp"
+#include "moesim/traces/TorchStackRecord.hpp"
+#include "moesim/traces/TraceFile.hpp"
+
+namespace moesim::traces {
+namespace {
+
+const std::string kData = MOESIM_TRACE_TEST_DATA;
+const std::string kForward = kData + "/qwen3-30b-a3b.grouped.ep1.t256.s128.l2.forward.regular.balanced";
+const std::string kTrain = kData + "/qwen3-30b-a3b.grouped.ep2.t256.s128.l2.train.farskip.balanced";
+
+std::string error_of(const std::string& text) {
+  try {
+    parse_torch_trace(text, "t.json");
+  } catch (const ConfigError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST(TorchTrace, ReadsGzipAndClassifiesKernels) {
+  const TorchTrace t = load_torch_trace(kForward + ".rank0.trace.json.gz");
+  ASSERT_FALSE(t.gpu.empty());
+  std::set<GpuKind> kinds;
+  for (const GpuEvent& g : t.gpu) kinds.insert(g.kind);
+  // cuBLAS/CUTLASS GEMMs, cuDNN attention, elementwise kernels, memsets and copies: no NCCL at EP 1.
+  for (GpuKind k : {GpuKind::GEMM, GpuKind::ATTENTION, GpuKind::OTHER, GpuKind::MEMSET, GpuKind::MEMCPY})
+    EXPECT_TRUE(kinds.count(k)) << to_string(k);
+  EXPECT_FALSE(kinds.count(GpuKind::NCCL));
+  EXPECT_EQ(kernel_kind("void at::cuda::detail::prepare_grouped_gemm_data<cutlass::bfloat16_t>"),
+            GpuKind::OTHER);
+  EXPECT_EQ(kernel_kind("ncclDevKernel_SendRecv(ncclDevKernelArgsStorage<4096ul>)"), GpuKind::NCCL);
+}
+
+TEST(TorchTrace, ForeignOrEmptyTracesAreOneLineErrors) {
+  // The legacy profiler's bare list (Debian's torch 1.13 on the CPU): no traceEvents.
+  const std::string legacy =
+      kData + "/cpu-legacy/qwen3-30b-a3b.grouped.ep1.t64.s32.l2.forward.farskip.balanced.rank0.trace.json.gz";
+  try {
+    load_torch_trace(legacy);
+    FAIL() << "a legacy trace was accepted";
+  } catch (const ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("/traceEvents is missing"), std::string::npos) << e.what();
+  }
+  EXPECT_NE(
+      error_of("{\"traceEvents\": [{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"aten::mm\", \"ts\": 1, "
+               "\"dur\": 2}]}")
+          .find("holds no GPU kernels"),
+      std::string::npos);
+  EXPECT_NE(error_of("{\"traceEvents\": [{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"k\", \"ts\": 1, "
+                     "\"dur\": -2}]}")
+                .find("t.json: /traceEvents/0/dur"),
+            std::string::npos);
+  EXPECT_NE(error_of("not json").find("is not JSON"), std::string::npos);
+  const std::string truncated = testing::TempDir() + "/truncated.json.gz";
+  {
+    std::ofstream out(truncated, std::ios::binary);
+    out << "\x1f\x8b\x08\x00\x00\x00\x00\x00";
+  }
+  EXPECT_THROW(read_trace_text(truncated), ConfigError);
+  std::remove(truncated.c_str());
+}
+
+TEST(OpAttribution, EveryForwardOpOfEveryLayer) {
+  const AttributedStep s = attribute_step(load_torch_trace(kForward + ".rank0.trace.json.gz"));
+  EXPECT_EQ(s.layers, 2);
+  EXPECT_FALSE(s.has_backward);
+  for (int layer = 0; layer < 2; ++layer) {
+    for (const char* op : {"attn_norm", "attn_qkv", "attn_core", "attn_out", "mlp_norm", "gate", "permute",
+                           "routed_experts", "unpermute", "residual_add"}) {
+      const OpCall* c = s.find(layer, op, false);
+      ASSERT_NE(c, nullptr) << "L" << layer << "." << op;
+      EXPECT_FALSE(c->items.empty());
+    }
+  }
+  // Attributed and unattributed GPU time add up to the step's; host gaps are never negative.
+  double attributed = 0;
+  for (const OpCall& c : s.calls) {
+    for (const TracedItem& item : c.items) {
+      EXPECT_GE(item.host_us, 0);
+      if (item.kind == TracedItem::Kind::LAUNCH) attributed += item.gpu.dur_us;
+    }
+  }
+  EXPECT_NEAR(attributed + s.unattributed_gpu_us(), s.gpu_us, 1e-6 * s.gpu_us);
+  // bincount reads its min and max back: the permute of every layer syncs with the host.
+  int syncs = 0;
+  for (const TracedItem& item : s.find(0, "permute", false)->items)
+    syncs += item.kind == TracedItem::Kind::SYNC;
+  EXPECT_GE(syncs, 2);
+}
+
+TEST(OpAttribution, BackwardLaunchesFindTheirForwardOpBySequenceNumber) {
+  const AttributedStep s = attribute_step(load_torch_trace(kTrain + ".rank0.trace.json.gz"));
+  EXPECT_TRUE(s.has_backward);
+  for (const char* op : {"attn_norm", "attn_qkv", "attn_core", "attn_out", "gate", "routed_experts"}) {
+    const OpCall* c = s.find(1, op, true);
+    ASSERT_NE(c, nullptr) << op << " backward";
+    EXPECT_FALSE(c->items.empty());
+  }
+  // EP 2: Dispatch and Combine and their gradients are NCCL kernels of the collectives' own calls.
+  for (bool backward : {false, true}) {
+    for (const char* comm : {"dispatch", "combine"}) {
+      const OpCall* c = s.find(0, comm, backward);
+      ASSERT_NE(c, nullptr) << comm << (backward ? " backward" : "");
+      bool nccl = false;
+      for (const TracedItem& item : c->items) nccl = nccl || item.gpu.kind == GpuKind::NCCL;
+      EXPECT_TRUE(nccl) << comm;
+    }
+  }
+  EXPECT_LT(s.unattributed_gpu_us(), 0.05 * s.gpu_us);
+}
+
+TEST(OpAttribution, ProfilerInflationFromTheUntracedIssueTime) {
+  AttributedStep s;
+  s.host_us = 1000;
+  s.wait_us = 200;
+  // (600 us untraced - 200 blocked) / (1000 - 200) = 0.5
+  EXPECT_DOUBLE_EQ(*profiler_host_scale(s, 0.6), 0.5);
+  EXPECT_FALSE(profiler_host_scale(s, 0).has_value());
+  EXPECT_DOUBLE_EQ(*profiler_host_scale(s, 5.0), 1.0);  // never above the traced time
+}
+
+TEST(TorchStackRecord, ReadsConfigurationTimingAndTraces) {
+  const TorchStackRecord r = read_torch_stack_record(kTrain + ".json");
+  EXPECT_EQ(r.model, "qwen3-30b-a3b");
+  EXPECT_EQ(r.style, "grouped");
+  EXPECT_EQ(r.schedule, "farskip");
+  EXPECT_EQ(r.phase, "train");
+  EXPECT_EQ(r.ep, 2);
+  EXPECT_EQ(r.tokens, 256);
+  EXPECT_EQ(r.scale, 8);
+  EXPECT_EQ(r.shape.hidden, 256);
+  EXPECT_EQ(r.shape.attention, "gqa");
+  EXPECT_GT(r.step_ms_p50, 0);
+  EXPECT_GT(r.issue_ms_p50, 0);
+  EXPECT_NE(r.device.find("H100"), std::string::npos);
+  ASSERT_EQ(r.traces.size(), 1u);
+  EXPECT_EQ(record_beside_trace(r.traces.front()), kTrain + ".json");
+}
+
+}  // namespace
+}  // namespace moesim::traces

@@ -1,0 +1,76 @@
+// Torch-stack records as scenarios, their comparison, and the per-op view from the trace beside a record.
+#include <gtest/gtest.h>
+
+#include "moesim/common/Error.hpp"
+#include "moesim/hwprofiles/ProfileLoader.hpp"
+#include "moesim/validate/TorchStacks.hpp"
+
+namespace moesim::validate {
+namespace {
+
+const std::string kTiny = std::string(MOESIM_TEST_DATA_DIR) + "/tests/calibrate/data/torch-stacks";
+// Qwen3-30B-A3B at widths / 8 on H100: EP 1 forward regular and EP 2 train FarSkip, each with its trace.
+const std::vector<std::string> kRecords = {
+    kTiny + "/qwen3-30b-a3b.grouped.ep1.t256.s128.l2.forward.regular.balanced.json",
+    kTiny + "/qwen3-30b-a3b.grouped.ep2.t256.s128.l2.train.farskip.balanced.json"};
+
+TEST(TorchStacks, RecordBecomesTheScenarioItRan) {
+  // A folder is searched recursively: the two GPU records and the CPU run under cpu-legacy/.
+  EXPECT_EQ(find_torch_stack_records({kTiny}).size(), 3u);
+  const auto records = find_torch_stack_records(kRecords);
+  ASSERT_EQ(records.size(), 2u);
+  const traces::TorchStackRecord& train = records[1];
+  ASSERT_EQ(train.schedule, "farskip");
+  const schedules::Scenario s = torch_stack_scenario(train, hw::load_profile("h100"), nullptr);
+  EXPECT_EQ(s.schedule, "farskip");
+  EXPECT_EQ(s.workload.phase, schedules::Phase::TRAIN);
+  EXPECT_EQ(s.parallel.ep, 2);
+  EXPECT_EQ(s.workload.tokens, 256);
+  EXPECT_EQ(s.workload.layers, 2);
+  // The stack's widths (Qwen3 / 8), every layer an MoE layer.
+  EXPECT_EQ(s.model.hidden, 256);
+  EXPECT_EQ(s.model.moe.expert_ffn, 96);
+  EXPECT_EQ(s.model.dense_layers, 0);
+  const schedules::Scenario regular = torch_stack_scenario(records[0], hw::load_profile("h100"), nullptr);
+  EXPECT_EQ(regular.options.at("shared_overlap"), "off");
+}
+
+TEST(TorchStacks, ComparesWithTheStylesShippedProfileAndOpByOp) {
+  TorchStackOptions options;
+  options.ops = true;
+  const auto cs = compare_torch_stacks(find_torch_stack_records(kRecords), options);
+  ASSERT_EQ(cs.size(), 2u);
+  for (const auto& c : cs) {
+    EXPECT_EQ(c.impl, "grouped");
+    EXPECT_EQ(c.hw, "h100");
+    EXPECT_GT(c.predicted_ms, 0);
+    ASSERT_FALSE(c.ops.empty());
+    bool routed = false;
+    for (const OpTimes& o : c.ops) {
+      if (o.op != "routed_experts" || o.backward) continue;
+      routed = true;
+      EXPECT_GT(o.measured_kernels, 0);
+      EXPECT_GT(o.predicted_kernels, 0);
+      EXPECT_GT(o.measured_gpu_ms, 0);
+    }
+    EXPECT_TRUE(routed);
+  }
+  // --impl fused for all records.
+  options.impl.all = "fused";
+  options.ops = false;
+  EXPECT_EQ(compare_torch_stacks(find_torch_stack_records(kRecords), options).front().impl, "fused");
+}
+
+TEST(TorchStacks, ImplementationChoice) {
+  const ImplementationChoice c = parse_implementation_choice({"loop=a.json", "grouped=fused"});
+  EXPECT_EQ(c.for_style("loop"), "a.json");
+  EXPECT_EQ(c.for_style("grouped"), "fused");
+  EXPECT_EQ(c.for_style("hf-eager"), "eager");
+  EXPECT_EQ(c.for_style("hf-grouped_mm"), "grouped");
+  EXPECT_EQ(parse_implementation_choice({"x.json"}).for_style("loop"), "x.json");
+  EXPECT_THROW(parse_implementation_choice({"a", "b"}), ConfigError);
+  EXPECT_THROW(parse_implementation_choice({"loop="}), ConfigError);
+}
+
+}  // namespace
+}  // namespace moesim::validate

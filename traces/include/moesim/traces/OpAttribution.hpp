@@ -1,0 +1,84 @@
+#pragma once
+/**
+ * @file Every GPU launch and host synchronisation of one profiled step, attributed to the op of moesim's
+ * layer DAG that made it, with the host time spent before it.
+ *
+ * How a launch finds its op (kernels/torch_stacks/README.md states the conventions):
+ *   1. the innermost record_function range `moesim.L<layer>.<op>` of the launching thread that holds the
+ * launch call: forward ops (moesim's op names; transformers' module hooks add `attention`, whose remainder
+ * outside attn_qkv/attn_out is core attention, and `moe`, whose remainder outside gate/routed/shared experts
+ * is counted as unpermute; `dispatch_wait`/`combine_wait` count as their collective);
+ *   2. else the autograd node (`autograd::engine::evaluate_function: ...`) that holds it: its sequence number
+ *      names the forward CPU op it differentiates, whose range gives layer and op (backward);
+ *   3. else it is unattributed and reported by kernel name with its count and time.
+ * Host time before an item is the launching thread's time since its previous item started (since the end of a
+ * synchronisation: time the host spent blocked is not host work).
+ */
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "moesim/traces/TorchTrace.hpp"
+
+namespace moesim::traces {
+
+/** @brief A GPU launch or a host synchronisation. */
+struct TracedItem {
+  enum class Kind { LAUNCH, SYNC };
+  Kind kind = Kind::LAUNCH;
+  GpuEvent gpu;                                   ///< LAUNCH: what ran
+  std::string cpu_op;                             ///< LAUNCH: the CPU op that launched it ("" unknown)
+  std::vector<std::vector<std::int64_t>> inputs;  ///< LAUNCH: that op's Input Dims
+  double host_us = 0;                             ///< host work on the thread before this item
+  double wait_us = 0;                             ///< SYNC: time the host was blocked
+};
+
+/** @brief Everything one op of one layer launched in one pass, in host order. */
+struct OpCall {
+  int layer = 0;
+  std::string op;  ///< moesim's op name (attn_norm ... residual_add) or a collective (dispatch, combine)
+  bool backward = false;
+  std::vector<TracedItem> items;
+};
+
+/** @brief GPU work no op claims, by kernel name. */
+struct UnattributedKernels {
+  std::string name;
+  int count = 0;
+  double gpu_us = 0;
+};
+
+/** @brief One profiled step, attributed. */
+struct AttributedStep {
+  std::string file;
+  double host_us = 0;  ///< the `moesim.step` range (host time to issue the step, profiler overhead included)
+  double wait_us = 0;  ///< host time blocked in synchronisations during the step
+  double gpu_us = 0;   ///< GPU time of every event the step launched
+  int layers = 0;      ///< 1 + the largest layer of a range
+  bool has_backward = false;
+  std::vector<OpCall> calls;                      ///< by (layer, op, pass), in order of first launch
+  std::vector<UnattributedKernels> unattributed;  ///< largest GPU time first
+  int unattributed_syncs = 0;
+  /** @brief The call of (layer, op, pass), or nullptr. */
+  const OpCall* find(int layer, const std::string& op, bool backward) const;
+  double unattributed_gpu_us() const;
+};
+
+/**
+ * @brief Attributes the last `moesim.step` range of `trace` (the whole trace when it has none). ConfigError
+ * naming the file when no launch of the step could be attributed to any op (a trace without moesim.L ranges).
+ */
+AttributedStep attribute_step(const TorchTrace& trace);
+
+/**
+ * @brief How much the profiler inflated the step's host work: (untraced issue time − blocked time) / (traced
+ * step host time − blocked time), in [0.05, 1], the blocked time taken as the traced one; nullopt when the
+ * untraced issue time is unknown (<= 0) or the traced step was all blocked.
+ */
+std::optional<double> profiler_host_scale(const AttributedStep& step, double untraced_issue_ms);
+
+/** @brief moesim's op for a range's op name (`attention` -> attn_core...); nullopt for names it does not
+ * know. */
+std::optional<std::string> moesim_op_of_range(const std::string& name);
+
+}  // namespace moesim::traces

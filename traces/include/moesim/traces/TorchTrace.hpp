@@ -1,0 +1,99 @@
+#pragma once
+/**
+ * @file The events of a PyTorch profiler (Kineto) Chrome trace that say what ran where:
+ *
+ *   {"traceEvents": [
+ *     {"ph": "X", "cat": "user_annotation", "name": "moesim.L0.gate", "tid": 11, "ts": 100, "dur": 40},
+ *     {"ph": "X", "cat": "cpu_op", "name": "aten::mm", "tid": 11, "ts": 105, "dur": 30,
+ *      "args": {"External id": 7, "Sequence number": 52, "Input Dims": [[2048, 2048], [2048, 128]]}},
+ *     {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "tid": 11, "ts": 120, "dur": 6,
+ *      "args": {"correlation": 91}},
+ *     {"ph": "X", "cat": "kernel", "name": "nvjet_tst_...", "ts": 128, "dur": 13.5,
+ *      "args": {"External id": 7, "correlation": 91, "stream": 7}}, ...]}
+ *
+ * GPU work is the complete events of categories kernel, gpu_memcpy and gpu_memset; the host calls that
+ * launched them (cuda_runtime or cuda_driver) share their "correlation"; the CPU op that issued a launch
+ * shares its "External id". Ranges are user_annotation events (record_function). Times are microseconds.
+ */
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace moesim::traces {
+
+/** @brief What a GPU event is, from its category and name. */
+enum class GpuKind {
+  GEMM,       ///< cuBLAS/cuBLASLt/CUTLASS matrix multiplies (gemm, nvjet, cutlass, xmma...)
+  ATTENTION,  ///< fused attention (flash, fmha, sdpa, cudnn attention)
+  NCCL,       ///< NCCL/RCCL collective kernels
+  MEMCPY,     ///< a copy (gpu_memcpy)
+  MEMSET,     ///< a memset (gpu_memset)
+  OTHER,      ///< every other kernel: elementwise, reductions, sorts, gathers, norms
+};
+
+/** @brief "gemm", "attention", "nccl", "memcpy", "memset", "other". */
+std::string to_string(GpuKind kind);
+
+/** @brief One kernel, copy or memset on a GPU. */
+struct GpuEvent {
+  std::string name;
+  GpuKind kind = GpuKind::OTHER;
+  double ts_us = 0, dur_us = 0;
+  std::int64_t correlation = -1;
+  std::int64_t external_id = -1;
+  std::int64_t stream = -1;
+  bool device_to_host = false;  ///< a copy to host memory
+  bool pageable = false;        ///< ... to pageable memory: the host call blocks until it is done
+};
+
+/** @brief One CUDA runtime or driver call of a host thread. */
+struct HostCall {
+  std::string name;
+  std::int64_t tid = 0;
+  double ts_us = 0, dur_us = 0;
+  std::int64_t correlation = -1;
+  bool is_sync() const;  ///< a call that blocks until the GPU catches up (stream/device/event synchronize)
+};
+
+/** @brief One CPU op (aten::..., autograd::engine::evaluate_function: ...). */
+struct CpuOp {
+  std::string name;
+  std::int64_t tid = 0;
+  double ts_us = 0, dur_us = 0;
+  std::int64_t external_id = -1;
+  std::optional<std::int64_t> sequence;           ///< autograd sequence number
+  std::vector<std::vector<std::int64_t>> inputs;  ///< "Input Dims" (record_shapes), empty lists for scalars
+};
+
+/** @brief One record_function range. */
+struct Range {
+  std::string name;
+  std::int64_t tid = 0;
+  double ts_us = 0, dur_us = 0;
+  double end_us() const { return ts_us + dur_us; }
+};
+
+/** @brief The parts of a trace attribution needs, each list in order of start time. */
+struct TorchTrace {
+  std::string file;
+  std::vector<GpuEvent> gpu;
+  std::vector<HostCall> calls;
+  std::vector<CpuOp> cpu_ops;
+  std::vector<Range> ranges;
+};
+
+/** @brief GpuKind of a kernel name (case-insensitive substrings). */
+GpuKind kernel_kind(const std::string& name);
+
+/**
+ * @brief Parses trace text. ConfigError "file: ..." (one line) for text that is not JSON, a document that is
+ * not a Kineto Chrome trace (no traceEvents array: the legacy profiler's bare list included), an event with a
+ * malformed time, or a trace without GPU kernels.
+ */
+TorchTrace parse_torch_trace(const std::string& text, const std::string& file);
+
+/** @brief Reads (gzip or plain, traces::read_trace_text) and parses a trace file. */
+TorchTrace load_torch_trace(const std::string& path);
+
+}  // namespace moesim::traces

@@ -1,0 +1,218 @@
+#include "moesim/traces/OpAttribution.hpp"
+
+#include <algorithm>
+#include <array>
+#include <map>
+
+#include "moesim/common/Error.hpp"
+
+namespace moesim::traces {
+namespace {
+
+constexpr std::array<const char*, 14> kOpNames = {
+    "attn_norm",      "attn_qkv",  "attn_core",      "attn_out",  "mlp_norm",     "gate",     "permute",
+    "routed_experts", "unpermute", "shared_experts", "dense_ffn", "residual_add", "dispatch", "combine"};
+constexpr const char* kAutogradNode = "autograd::engine::evaluate_function";
+
+struct LayerRange {
+  const Range* range;
+  int layer;
+  std::string op;
+};
+
+// `moesim.L<layer>.<name>` with a name moesim knows.
+std::optional<LayerRange> layer_range(const Range& r) {
+  const std::string prefix = "moesim.L";
+  if (r.name.rfind(prefix, 0) != 0) return std::nullopt;
+  const std::size_t dot = r.name.find('.', prefix.size());
+  if (dot == std::string::npos || dot == prefix.size()) return std::nullopt;
+  const std::string digits = r.name.substr(prefix.size(), dot - prefix.size());
+  if (digits.size() > 6 ||
+      !std::all_of(digits.begin(), digits.end(), [](char c) { return c >= '0' && c <= '9'; }))
+    return std::nullopt;
+  auto op = moesim_op_of_range(r.name.substr(dot + 1));
+  if (!op) return std::nullopt;
+  return LayerRange{&r, std::stoi(digits), *op};
+}
+
+// The innermost range of `ranges` on thread `tid` that holds time `t`.
+const LayerRange* innermost(const std::vector<LayerRange>& ranges, std::int64_t tid, double t) {
+  const LayerRange* best = nullptr;
+  for (const LayerRange& r : ranges) {
+    if (r.range->tid != tid || t < r.range->ts_us || t > r.range->end_us()) continue;
+    if (best == nullptr || r.range->dur_us < best->range->dur_us) best = &r;
+  }
+  return best;
+}
+
+class Attributor {
+ public:
+  explicit Attributor(const TorchTrace& trace) : trace_(trace) {
+    const Range* step = nullptr;
+    for (const Range& r : trace.ranges)
+      if (r.name == "moesim.step") step = &r;
+    if (step != nullptr) {
+      begin_ = step->ts_us;
+      end_ = step->end_us();
+      main_tid_ = step->tid;
+      out_.host_us = step->dur_us;
+    } else {
+      begin_ = trace.calls.empty() ? 0 : trace.calls.front().ts_us;
+      end_ = trace.calls.empty() ? 0 : trace.calls.back().ts_us + trace.calls.back().dur_us;
+      out_.host_us = end_ - begin_;
+    }
+    for (const Range& r : trace.ranges) {
+      if (r.ts_us < begin_ || r.ts_us > end_) continue;
+      if (auto lr = layer_range(r)) {
+        ranges_.push_back(*lr);
+        out_.layers = std::max(out_.layers, lr->layer + 1);
+      }
+    }
+    for (const GpuEvent& g : trace.gpu)
+      if (g.correlation >= 0) gpu_by_correlation_.emplace(g.correlation, &g);
+    for (const CpuOp& op : trace.cpu_ops) {
+      if (op.external_id >= 0) cpu_by_external_.emplace(op.external_id, &op);
+      if (op.ts_us < begin_ || op.ts_us > end_) continue;
+      if (op.name.rfind(kAutogradNode, 0) == 0) {
+        nodes_.push_back(&op);
+      } else if (op.sequence) {
+        if (const LayerRange* r = innermost(ranges_, op.tid, op.ts_us))
+          forward_of_sequence_.emplace(*op.sequence, r);
+      }
+    }
+  }
+
+  AttributedStep run() {
+    out_.file = trace_.file;
+    std::map<std::int64_t, bool> seen_correlation;
+    std::map<std::int64_t, double> last_start;  // per thread: where its host work since the last item began
+    std::map<std::string, UnattributedKernels> unattributed;
+    for (const HostCall& call : trace_.calls) {
+      if (call.ts_us < begin_ || call.ts_us > end_) continue;
+      const GpuEvent* gpu = nullptr;
+      if (call.correlation >= 0) {
+        auto it = gpu_by_correlation_.find(call.correlation);
+        if (it != gpu_by_correlation_.end() && !seen_correlation[call.correlation]) gpu = it->second;
+      }
+      if (gpu == nullptr && !call.is_sync()) continue;
+      if (gpu != nullptr) seen_correlation[call.correlation] = true;
+      auto [ref, fresh] = last_start.try_emplace(call.tid, call.tid == main_tid_ ? begin_ : call.ts_us);
+      (void)fresh;
+      TracedItem item;
+      item.host_us = std::max(0.0, call.ts_us - ref->second);
+      ref->second = call.ts_us;
+      const bool blocking_copy = gpu != nullptr && gpu->device_to_host && gpu->pageable;
+      if (gpu != nullptr) {
+        item.gpu = *gpu;
+        if (auto op = cpu_by_external_.find(gpu->external_id); op != cpu_by_external_.end()) {
+          item.cpu_op = op->second->name;
+          item.inputs = op->second->inputs;
+        }
+        out_.gpu_us += gpu->dur_us;
+      } else {
+        item.kind = TracedItem::Kind::SYNC;
+        item.wait_us = call.dur_us;
+      }
+      if (call.is_sync() || blocking_copy) {
+        out_.wait_us += call.dur_us;
+        ref->second = call.ts_us + call.dur_us;
+      }
+      OpCall* target = owner(call);
+      if (target == nullptr) {
+        if (gpu != nullptr) {
+          UnattributedKernels& u = unattributed[gpu->name];
+          u.name = gpu->name;
+          ++u.count;
+          u.gpu_us += gpu->dur_us;
+        } else {
+          ++out_.unattributed_syncs;
+        }
+        continue;
+      }
+      target->items.push_back(item);
+      if (blocking_copy) {
+        TracedItem wait;
+        wait.kind = TracedItem::Kind::SYNC;
+        wait.wait_us = call.dur_us;
+        target->items.push_back(wait);
+      }
+    }
+    for (auto& [name, u] : unattributed) out_.unattributed.push_back(u);
+    std::sort(out_.unattributed.begin(), out_.unattributed.end(),
+              [](const UnattributedKernels& a, const UnattributedKernels& b) { return a.gpu_us > b.gpu_us; });
+    if (out_.calls.empty())
+      throw ConfigError(trace_.file, "",
+                        "no GPU launch could be attributed to an op: the trace needs record_function ranges "
+                        "moesim.L<layer>.<op> (kernels/torch_stacks/README.md, Traces)");
+    return std::move(out_);
+  }
+
+ private:
+  OpCall* owner(const HostCall& call) {
+    if (const LayerRange* r = innermost(ranges_, call.tid, call.ts_us))
+      return &op_call(r->layer, r->op, false);
+    const CpuOp* node = nullptr;
+    for (const CpuOp* n : nodes_) {
+      if (n->tid != call.tid || call.ts_us < n->ts_us || call.ts_us > n->ts_us + n->dur_us) continue;
+      if (n->sequence && (node == nullptr || n->dur_us < node->dur_us)) node = n;
+    }
+    if (node == nullptr) return nullptr;
+    auto it = forward_of_sequence_.find(*node->sequence);
+    if (it == forward_of_sequence_.end()) return nullptr;
+    out_.has_backward = true;
+    return &op_call(it->second->layer, it->second->op, true);
+  }
+
+  OpCall& op_call(int layer, const std::string& op, bool backward) {
+    const std::string key = std::to_string(layer) + "." + op + (backward ? ".bwd" : "");
+    auto [it, fresh] = call_index_.try_emplace(key, out_.calls.size());
+    if (fresh) out_.calls.push_back({layer, op, backward, {}});
+    return out_.calls[it->second];
+  }
+
+  const TorchTrace& trace_;
+  double begin_ = 0, end_ = 0;
+  std::int64_t main_tid_ = -1;
+  std::vector<LayerRange> ranges_;
+  std::vector<const CpuOp*> nodes_;
+  std::map<std::int64_t, const LayerRange*> forward_of_sequence_;
+  std::map<std::int64_t, const GpuEvent*> gpu_by_correlation_;
+  std::map<std::int64_t, const CpuOp*> cpu_by_external_;
+  std::map<std::string, std::size_t> call_index_;
+  AttributedStep out_;
+};
+
+}  // namespace
+
+std::optional<std::string> moesim_op_of_range(const std::string& name) {
+  if (name == "attention") return "attn_core";
+  if (name == "moe") return "unpermute";
+  if (name == "dispatch_wait") return "dispatch";
+  if (name == "combine_wait") return "combine";
+  for (const char* op : kOpNames)
+    if (name == op) return name;
+  return std::nullopt;
+}
+
+std::optional<double> profiler_host_scale(const AttributedStep& step, double untraced_issue_ms) {
+  if (untraced_issue_ms <= 0 || step.host_us <= step.wait_us) return std::nullopt;
+  return std::clamp((untraced_issue_ms * 1e3 - step.wait_us) / (step.host_us - step.wait_us), 0.05, 1.0);
+}
+
+const OpCall* AttributedStep::find(int layer, const std::string& op, bool backward) const {
+  for (const OpCall& c : calls)
+    if (c.layer == layer && c.op == op && c.backward == backward) return &c;
+  return nullptr;
+}
+
+double AttributedStep::unattributed_gpu_us() const {
+  double sum = 0;
+  for (const UnattributedKernels& u : unattributed) sum += u.gpu_us;
+  return sum;
+}
+
+AttributedStep attribute_step(const TorchTrace& trace) {
+  return Attributor(trace).run();
+}
+
+}  // namespace moesim::traces

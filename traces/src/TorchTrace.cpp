@@ -1,0 +1,202 @@
+#include "moesim/traces/TorchTrace.hpp"
+
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <nlohmann/json.hpp>
+
+#include "moesim/common/Error.hpp"
+#include "moesim/traces/TraceFile.hpp"
+
+namespace moesim::traces {
+namespace {
+
+std::string lower(std::string text) {
+  std::transform(text.begin(), text.end(), text.begin(), [](unsigned char c) { return std::tolower(c); });
+  return text;
+}
+
+bool contains_any(const std::string& text, std::initializer_list<const char*> words) {
+  return std::any_of(words.begin(), words.end(),
+                     [&](const char* w) { return text.find(w) != std::string::npos; });
+}
+
+// Reads one event's fields, naming the event's JSON pointer in every error.
+class EventReader {
+ public:
+  EventReader(const nlohmann::json& event, const std::string& file, std::size_t index)
+      : event_(event), file_(file), pointer_("/traceEvents/" + std::to_string(index)) {}
+
+  std::string text(const char* key) const {
+    auto it = event_.find(key);
+    if (it == event_.end()) return "";
+    if (!it->is_string()) fail(key, "must be a string");
+    return it->get<std::string>();
+  }
+
+  double time(const char* key) const {
+    auto it = event_.find(key);
+    if (it == event_.end()) fail(key, "is missing");
+    if (!it->is_number() || !std::isfinite(it->get<double>()) || it->get<double>() < 0)
+      fail(key, "must be a number >= 0 (microseconds)");
+    return it->get<double>();
+  }
+
+  std::int64_t tid() const {
+    auto it = event_.find("tid");
+    return it != event_.end() && it->is_number_integer() ? it->get<std::int64_t>() : 0;
+  }
+
+  std::optional<std::int64_t> arg(const char* key) const {
+    auto args = event_.find("args");
+    if (args == event_.end() || !args->is_object()) return std::nullopt;
+    auto it = args->find(key);
+    if (it == args->end() || !it->is_number_integer()) return std::nullopt;
+    return it->get<std::int64_t>();
+  }
+
+  std::vector<std::vector<std::int64_t>> input_dims() const {
+    std::vector<std::vector<std::int64_t>> out;
+    auto args = event_.find("args");
+    if (args == event_.end() || !args->is_object()) return out;
+    auto dims = args->find("Input Dims");
+    if (dims == args->end() || !dims->is_array()) return out;
+    for (const auto& input : *dims) {
+      std::vector<std::int64_t> shape;
+      if (input.is_array()) {
+        for (const auto& d : input) {
+          // A list of tensors (aten::cat) records nested lists: such inputs are kept as no shape.
+          if (!d.is_number_integer() || d.get<std::int64_t>() < 0) {
+            shape.clear();
+            break;
+          }
+          shape.push_back(d.get<std::int64_t>());
+        }
+      }
+      out.push_back(std::move(shape));
+    }
+    return out;
+  }
+
+  [[noreturn]] void fail(const char* key, const std::string& message) const {
+    throw ConfigError(file_, pointer_ + "/" + key, message);
+  }
+
+ private:
+  const nlohmann::json& event_;
+  const std::string& file_;
+  std::string pointer_;
+};
+
+template <typename T>
+void sort_by_start(std::vector<T>& events) {
+  std::stable_sort(events.begin(), events.end(), [](const T& a, const T& b) { return a.ts_us < b.ts_us; });
+}
+
+}  // namespace
+
+std::string to_string(GpuKind kind) {
+  switch (kind) {
+    case GpuKind::GEMM:
+      return "gemm";
+    case GpuKind::ATTENTION:
+      return "attention";
+    case GpuKind::NCCL:
+      return "nccl";
+    case GpuKind::MEMCPY:
+      return "memcpy";
+    case GpuKind::MEMSET:
+      return "memset";
+    case GpuKind::OTHER:
+      break;
+  }
+  return "other";
+}
+
+bool HostCall::is_sync() const {
+  return name == "cudaStreamSynchronize" || name == "cudaDeviceSynchronize" ||
+         name == "cudaEventSynchronize" || name == "cuStreamSynchronize" || name == "cuCtxSynchronize" ||
+         name == "cuEventSynchronize";
+}
+
+GpuKind kernel_kind(const std::string& name) {
+  const std::string n = lower(name);
+  if (contains_any(n, {"nccl", "rccl"})) return GpuKind::NCCL;
+  if (contains_any(n, {"flash", "fmha", "sdpa", "attention"})) return GpuKind::ATTENTION;
+  // CUTLASS's grouped GEMM is preceded by a small kernel that lays out the problem sizes: not a GEMM.
+  if (contains_any(n, {"prepare_grouped_gemm"})) return GpuKind::OTHER;
+  if (contains_any(n, {"gemm", "nvjet", "xmma", "cutlass", "cublas", "hipblaslt", "matmul", "tensorop"}))
+    return GpuKind::GEMM;
+  return GpuKind::OTHER;
+}
+
+TorchTrace parse_torch_trace(const std::string& text, const std::string& file) {
+  nlohmann::json document;
+  try {
+    document = nlohmann::json::parse(text);
+  } catch (const nlohmann::json::parse_error& e) {
+    throw ConfigError(file, "",
+                      "is not JSON (byte " + std::to_string(e.byte) + "): not a PyTorch profiler trace");
+  }
+  if (!document.is_object() || !document.contains("traceEvents") || !document.at("traceEvents").is_array())
+    throw ConfigError(file, "/traceEvents",
+                      "is missing: not a PyTorch profiler (Kineto) trace (torch.profiler.profile(...)."
+                      "export_chrome_trace writes one)");
+  TorchTrace trace;
+  trace.file = file;
+  const auto& events = document.at("traceEvents");
+  for (std::size_t i = 0; i < events.size(); ++i) {
+    const auto& event = events[i];
+    if (!event.is_object()) continue;
+    EventReader e(event, file, i);
+    if (e.text("ph") != "X") continue;
+    const std::string cat = e.text("cat");
+    if (cat == "kernel" || cat == "gpu_memcpy" || cat == "gpu_memset") {
+      GpuEvent g;
+      g.name = e.text("name");
+      g.kind = cat == "gpu_memcpy"   ? GpuKind::MEMCPY
+               : cat == "gpu_memset" ? GpuKind::MEMSET
+                                     : kernel_kind(g.name);
+      g.ts_us = e.time("ts");
+      g.dur_us = e.time("dur");
+      g.correlation = e.arg("correlation").value_or(-1);
+      g.external_id = e.arg("External id").value_or(-1);
+      g.stream = e.arg("stream").value_or(-1);
+      g.device_to_host = g.name.find("DtoH") != std::string::npos;
+      g.pageable = g.name.find("Pageable") != std::string::npos;
+      trace.gpu.push_back(std::move(g));
+    } else if (cat == "cuda_runtime" || cat == "cuda_driver") {
+      trace.calls.push_back(
+          {e.text("name"), e.tid(), e.time("ts"), e.time("dur"), e.arg("correlation").value_or(-1)});
+    } else if (cat == "cpu_op") {
+      CpuOp op;
+      op.name = e.text("name");
+      op.tid = e.tid();
+      op.ts_us = e.time("ts");
+      op.dur_us = e.time("dur");
+      op.external_id = e.arg("External id").value_or(-1);
+      op.sequence = e.arg("Sequence number");
+      op.inputs = e.input_dims();
+      trace.cpu_ops.push_back(std::move(op));
+    } else if (cat == "user_annotation") {
+      trace.ranges.push_back({e.text("name"), e.tid(), e.time("ts"), e.time("dur")});
+    }
+  }
+  if (std::none_of(trace.gpu.begin(), trace.gpu.end(),
+                   [](const GpuEvent& g) { return g.kind != GpuKind::MEMCPY && g.kind != GpuKind::MEMSET; }))
+    throw ConfigError(
+        file, "/traceEvents",
+        "holds no GPU kernels: profile with ProfilerActivity.CUDA on a GPU (a CPU-only trace cannot "
+        "be learned from)");
+  sort_by_start(trace.gpu);
+  sort_by_start(trace.calls);
+  sort_by_start(trace.cpu_ops);
+  sort_by_start(trace.ranges);
+  return trace;
+}
+
+TorchTrace load_torch_trace(const std::string& path) {
+  return parse_torch_trace(read_trace_text(path), path);
+}
+
+}  // namespace moesim::traces
