@@ -61,4 +61,7 @@ void fit_router_topk(Context& c);
  * fit_contention. */
 void fit_memory_kernels(Context& c);
 
+/** @brief efficiency.tile_gemm from tile_gemm_bench's persistent cases (TileGemmFit.cpp). */
+void fit_tile_gemm(Context& c);
+
 }  // namespace moesim::calibrate::detail
