@@ -99,7 +99,8 @@ double symmetric_tensor_gib(const nlohmann::json& args, const std::string& file,
 
 /** A number as the arithmetic of a bound prints it. */
 std::string number_text(double v) {
-  return fmt::format("{:g}", v);
+  if (v == std::floor(v) && std::abs(v) < 1e15) return fmt::format("{:.0f}", v);
+  return fmt::format("{:.6g}", v);
 }
 
 /** Evaluates the expressions of one file, simulating each distinct flag set once. */
