@@ -111,6 +111,8 @@ class MegakernelBuilder {
   }
 
   const FlashPlan& plan() const { return p_; }
+  /** The dtype its GEMM tiles run in (the MFU peak). */
+  const std::string& math() const { return timer_.math; }
 
  private:
   sim::Program& prog() { return *out_.program; }
@@ -205,7 +207,9 @@ void megakernel(ScheduleRegistry& registry) {
   schedule.build = [](const Scenario& s) {
     detail::MegakernelBuilder builder(s);
     detail::FlashBuilt built = builder.build();
-    return detail::flash_result(s, builder.plan(), std::move(built));
+    BuiltProgram out = detail::flash_result(s, builder.plan(), std::move(built));
+    out.math_dtype = builder.math();
+    return out;
   };
   schedule.figures = detail::flash_summary;
   schedule.power_not_modeled = detail::kFlashPowerNotModeled;
