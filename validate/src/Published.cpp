@@ -141,8 +141,16 @@ class Evaluator {
       throw ConfigError(file_, at, "a bound is computed from the source's own numbers: no simulated value");
     if (e.is_object() && e.contains("formula"))
       return e.at("formula").get<std::string>() + "(...) = " + number_text(formula(e, at));
+    if (!e.is_object() || e.size() != 1) eval(e, {}, at);  // throws: not an expression
     const auto& [op, arg] = *e.items().begin();
     const std::string here = at + "/" + op;
+    if ((op == "min" || op == "max") && arg.is_object())
+      throw ConfigError(file_, here, "a bound takes min/max over listed numbers, not over flag sets");
+    const bool two = op == "ratio" || op == "gain_pct";
+    if (!two && op != "sum" && op != "product" && op != "min" && op != "max")
+      throw ConfigError(file_, here, "unknown expression (known: " + std::string(kOperators) + ")");
+    if (two && (!arg.is_array() || arg.size() != 2)) throw ConfigError(file_, here, "expected [a, b]");
+    if (!arg.is_array() || arg.empty()) throw ConfigError(file_, here, "expected a non-empty array");
     auto part = [&](std::size_t i) {
       const nlohmann::json& sub = arg[i];
       const std::string text = render(sub, here + "/" + std::to_string(i));
@@ -159,8 +167,6 @@ class Evaluator {
     if (op == "gain_pct") return "100 * (" + part(0) + " / " + part(1) + " - 1)";
     if (op == "sum") return joined(" + ");
     if (op == "product") return joined(" * ");
-    if (!arg.is_array())
-      throw ConfigError(file_, here, "a bound takes min/max over numbers, not over flag sets");
     return op + "(" + joined(", ") + ")";
   }
 
@@ -248,6 +254,7 @@ RowBound read_bound(JsonObject& row, Evaluator& evaluator) {
   if (bound.upper == b.has("lower"))
     b.fail(b.has("upper") ? "lower" : "upper", "give exactly one of upper or lower");
   const std::string side = bound.upper ? "upper" : "lower";
+  // Rendering first refuses simulated values before eval() would run them; eval() checks the rest.
   bound.arithmetic = evaluator.render(b.raw(side), b.child_pointer(side));
   bound.value = evaluator.eval(b.raw(side), {}, b.child_pointer(side));
   bound.why = b.string("why");
