@@ -97,6 +97,30 @@ void read_grouped(const JsonAt& r, BenchResults& out) {
                               read_nvml(r)});
 }
 
+void read_tile_gemm(const JsonAt& r, BenchResults& out) {
+  TileGemmCase c;
+  c.mode = r.string("mode");
+  c.dtype = r.string("math");
+  if (c.dtype != "tf32" && c.dtype != "bf16" && c.dtype != "fp16")
+    r.fail("math", "= \"" + c.dtype + "\": expected tf32, bf16 or fp16");
+  c.m = r.integer("m");
+  c.n = r.integer("n");
+  c.k = r.integer("k");
+  const JsonAt tile = r.at("tile");
+  if (!tile.value().is_array() || tile.value().size() != 3 ||
+      !std::all_of(tile.value().begin(), tile.value().end(),
+                   [](const auto& v) { return v.is_number_integer(); }))
+    r.fail("tile", "must be [tile_m, tile_n, tile_k]");
+  c.tile_m = tile.value()[0].get<std::int64_t>();
+  c.tile_n = tile.value()[1].get<std::int64_t>();
+  c.tile_k = tile.value()[2].get<std::int64_t>();
+  c.blocks_per_sm = static_cast<int>(r.integer("blocks_per_sm"));
+  c.blocks = r.integer("blocks");
+  c.tiles = r.integer("tiles");
+  c.time_s = r.p50_seconds("time_us");
+  out.tile_gemm.push_back(c);
+}
+
 PowerLoad read_power_load(const JsonAt& r) {
   PowerLoad l;
   l.load = r.string("load");
@@ -260,8 +284,9 @@ void add_document(const JsonAt& doc, BenchResults& out) {
     return;
   }
   const std::string benchmark = doc.string("benchmark");
-  static const std::set<std::string> used{"gemm",        "grouped_gemm", "attention", "memory",
-                                          "collectives", "contention",   "launch",    "power"};
+  static const std::set<std::string> used{"gemm",   "grouped_gemm", "attention",
+                                          "memory", "collectives",  "contention",
+                                          "launch", "power",        "tile_gemm"};
   if (used.count(benchmark) == 0) {
     out.ignored.push_back(doc.file() + ": " + benchmark);
     return;
@@ -278,6 +303,8 @@ void add_document(const JsonAt& doc, BenchResults& out) {
       read_gemm(r, out);
     } else if (benchmark == "grouped_gemm") {
       read_grouped(r, out);
+    } else if (benchmark == "tile_gemm") {
+      read_tile_gemm(r, out);
     } else if (benchmark == "attention") {
       out.attention.push_back(read_attention_case(r, "unfused"));
     } else if (benchmark == "memory") {

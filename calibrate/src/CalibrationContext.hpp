@@ -95,4 +95,7 @@ void fit_blas_call(Context& c);
  * (TraceFit.cpp). */
 void use_traces(Context& c);
 
+/** @brief efficiency.tile_gemm from tile_gemm_bench's persistent cases (TileGemmFit.cpp). */
+void fit_tile_gemm(Context& c);
+
 }  // namespace moesim::calibrate::detail

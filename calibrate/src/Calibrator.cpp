@@ -35,9 +35,9 @@ void check_each_input_measures(const CalibrationInputs& inputs) {
 
 CalibrationResult calibrate(const hw::HwProfile& base, const CalibrationInputs& inputs) {
   const BenchResults& b = inputs.bench;
-  if (b.gemm.empty() && b.grouped_gemm.empty() && b.attention.empty() && b.memory.empty() &&
-      b.collectives.empty() && b.contention.empty() && b.launch.empty() && b.power.empty() &&
-      inputs.nccl_tests.empty() && inputs.traces.empty()) {
+  if (b.gemm.empty() && b.grouped_gemm.empty() && b.tile_gemm.empty() && b.attention.empty() &&
+      b.memory.empty() && b.collectives.empty() && b.contention.empty() && b.launch.empty() &&
+      b.power.empty() && inputs.nccl_tests.empty() && inputs.traces.empty()) {
     throw ConfigError("calibrate", "",
                       "nothing to calibrate: the inputs hold no benchmark results, logs or traces");
   }
@@ -60,6 +60,7 @@ CalibrationResult calibrate(const hw::HwProfile& base, const CalibrationInputs& 
   scale_to_max_clock(c, clocked.bench);
   fit_gemm(c);
   fit_grouped_gemm(c);
+  fit_tile_gemm(c);
   fit_attention(c);
   fit_memory(c);
   fit_collectives(c);

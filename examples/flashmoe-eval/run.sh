@@ -9,12 +9,14 @@ run() {  # schedule gpus experts tokens [extra flags...] -> "layer_ms tokens_per
   local sched=$1 gpus=$2 experts=$3 tokens=$4
   shift 4
   local dtype=fp16
-  [ "$sched" = megakernel ] && dtype=fp32  # §4: FlashMoE runs FP32, every baseline FP16
+  local math=()
+  # §4: FlashMoE runs FP32 (fp32 tokens, TF32 tensor-core tiles), every baseline FP16
+  [ "$sched" = megakernel ] && dtype=fp32 && math=(--opt math=tf32)
   local spec
   spec=$(mktemp)
   sed "s/\"experts\": 64/\"experts\": $experts/" "$(dirname "$0")/../../models/specs/$model.json" > "$spec"
   "$moesim" simulate --model "$spec" --hw h100 --schedule "$sched" --phase forward --ep "$gpus" \
-    --tokens "$tokens" --seq "$tokens" --dtype "$dtype" --capacity-factor 1.0 "$@" --json - |
+    --tokens "$tokens" --seq "$tokens" --dtype "$dtype" --capacity-factor 1.0 "${math[@]}" "$@" --json - |
     python3 -c 'import json,sys; d=json.load(sys.stdin); n=d.get("noise",{}); f=d.get("flashmoe",{})
 print(d["layer_ms"], d["tokens_per_s"], d["sm_util_pct"], f.get("kernels_per_rank",0), n.get("layer_ms_p50",d["layer_ms"]), n.get("layer_ms_p95",d["layer_ms"]))'
   rm -f "$spec"

@@ -139,6 +139,12 @@ double HwProfile::gemm_slowdown_with_comm(double kernel_s) const {
   return interpolate_log_x(contention.gemm_kernel_s, contention.gemm_slowdown, kernel_s);
 }
 
+std::optional<double> HwProfile::tile_gemm_flops(const std::string& dtype) const {
+  auto it = efficiency.tile_gemm.value.find(dtype);
+  if (it == efficiency.tile_gemm.value.end()) return std::nullopt;
+  return sustained_peak_flops(dtype) * it->second;
+}
+
 std::optional<RouterTopkCost> HwProfile::router_topk(std::int64_t tokens, std::int64_t top_k) const {
   const RouterTopkTable& t = efficiency.router_topk;
   if (t.top_k.empty()) return std::nullopt;

@@ -190,6 +190,20 @@ RouterTopkTable parse_router_topk(JsonObject obj) {
   return t;
 }
 
+TileGemmSpec parse_tile_gemm(JsonObject obj) {
+  TileGemmSpec t;
+  JsonObject tile = obj.object("tile");
+  t.tile_m = tile.positive_integer("m");
+  t.tile_n = tile.positive_integer("n");
+  t.tile_k = tile.positive_integer("k");
+  tile.finish();
+  t.blocks_per_sm = static_cast<int>(obj.positive_integer("blocks_per_sm"));
+  t.value = dtype_map(obj, "value", 1.0);
+  t.source = obj.string("source");
+  obj.finish();
+  return t;
+}
+
 EfficiencySpec parse_efficiency(JsonObject obj) {
   EfficiencySpec e;
   e.gemm = parse_gemm(obj.object("gemm"));
@@ -202,6 +216,7 @@ EfficiencySpec parse_efficiency(JsonObject obj) {
   e.attention_bwd_factor = obj.number("attention_bwd_factor");
   e.memory = parse_curve(obj.object("memory"), "bytes");
   if (auto router = obj.optional_object("router_topk")) e.router_topk = parse_router_topk(std::move(*router));
+  if (auto tile = obj.optional_object("tile_gemm")) e.tile_gemm = parse_tile_gemm(std::move(*tile));
   e.source = obj.string("source");
   obj.finish();
   return e;

@@ -226,6 +226,18 @@ void validate_router_topk(const RouterTopkTable& t, const RuleChecker& check) {
   check.not_empty("/efficiency/router_topk/source", t.source);
 }
 
+void validate_tile_gemm(const HwProfile& p, const RuleChecker& check) {
+  const TileGemmSpec& t = p.efficiency.tile_gemm;
+  const std::string base = "/efficiency/tile_gemm";
+  if (t.value.empty()) check.fail(base + "/value", "must give at least one dtype");
+  for (const auto& [dtype, fraction] : t.value) {
+    if (!p.gpu.peak_flops.count(dtype))
+      check.fail(base + "/value/" + dtype, "has no matching /gpu/peak_tflops/" + dtype);
+    check.fraction(base + "/value/" + dtype, fraction);
+  }
+  check.not_empty(base + "/source", t.source);
+}
+
 void validate_efficiency(const HwProfile& p, const RuleChecker& check) {
   const EfficiencySpec& e = p.efficiency;
   validate_gemm(e.gemm, check);
@@ -242,6 +254,7 @@ void validate_efficiency(const HwProfile& p, const RuleChecker& check) {
   check.fraction("/efficiency/attention_bwd_factor", e.attention_bwd_factor);
   validate_curve(e.memory, "/efficiency/memory", "bytes", check);
   if (!e.router_topk.top_k.empty()) validate_router_topk(e.router_topk, check);
+  if (e.tile_gemm.tile_m > 0) validate_tile_gemm(p, check);
   check.not_empty("/efficiency/source", e.source);
 }
 

@@ -116,6 +116,14 @@ ordered_json efficiency_json(const EfficiencySpec& e) {
     }
     out = insert_after(out, "memory", "router_topk", {{"points", points}, {"source", t.source}});
   }
+  if (e.tile_gemm.tile_m > 0) {
+    const TileGemmSpec& t = e.tile_gemm;
+    out = insert_after(out, "grouped_gemm_factor", "tile_gemm",
+                       {{"tile", {{"m", t.tile_m}, {"n", t.tile_n}, {"k", t.tile_k}}},
+                        {"blocks_per_sm", t.blocks_per_sm},
+                        {"value", dtype_object(t.value, 1.0)},
+                        {"source", t.source}});
+  }
   if (e.attention_unfused_fwd.x.empty()) return out;
   const EfficiencyCurve& unfused = e.attention_unfused_fwd;
   return insert_after(out, "attention_fwd", "attention_unfused_fwd",

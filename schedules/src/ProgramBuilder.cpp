@@ -267,6 +267,19 @@ OpId ProgramBuilder::add_collective(sim::CollectiveSpec spec, int stream, const 
                                         std::move(origin));
 }
 
+OpId ProgramBuilder::memory_kernel(int layer, int stream, const std::string& name,
+                                   const std::string& category, double read_bytes, double write_bytes,
+                                   std::vector<OpId> deps) {
+  models::KernelCost k;
+  k.name = name;
+  k.kind = models::KernelClass::MEMORY;
+  k.bytes = read_bytes + write_bytes;
+  std::erase(deps, NO_OP);
+  return program_.add_kernel(rank_, stream, "L" + std::to_string(layer) + "." + name, category,
+                             cost::kernel_work(s_.hw, k, s_.workload.dtype), cost::launch_ns(s_.hw, k), deps,
+                             {layer, false, category});
+}
+
 // NCCL launches one kernel per collective; a copy-engine all-to-all issues one copy (with its events)
 // per destination that gets bytes, this rank's own share included.
 double ProgramBuilder::host_ns(const sim::CollectiveSpec& spec) const {

@@ -88,6 +88,12 @@ class ProgramBuilder {
    */
   OpId collective(sim::CollectiveSpec spec, int stream, const std::string& category, std::vector<OpId> deps,
                   sim::OpOrigin origin);
+  /**
+   * @brief One memory-bound kernel on `stream` that reads and writes these bytes (e.g. the quantize and
+   * dequantize passes of a quantized all-reduce), waiting for `deps` only. Named "L<layer>.<name>".
+   */
+  OpId memory_kernel(int layer, int stream, const std::string& name, const std::string& category,
+                     double read_bytes, double write_bytes, std::vector<OpId> deps);
   /** @brief Host time this rank spends launching `spec` (at the scenario's host speed). */
   double host_ns(const sim::CollectiveSpec& spec) const;
   /** @brief The next compute kernel of this rank will wait for `op` (a stream wait on an event). */

@@ -191,7 +191,7 @@ Scenario baseline_of(const Scenario& primary, const std::string& schedule) {
   other.schedule = schedule;
   other.options.clear();
   other.noise = primary.noise;
-  for (const char* shared : {"sync_splits", "shared_overlap"}) {
+  for (const char* shared : {"sync_splits", "shared_overlap", "allreduce"}) {
     if (auto it = primary.options.find(shared); it != primary.options.end()) other.options.insert(*it);
   }
   return other;

@@ -140,7 +140,8 @@ SimulationResult simulate_one(const Scenario& scenario, const Schedule& schedule
   r.exposed_comm_ms /= n;
   r.overlap_pct = r.comm_ms > 0 ? 100.0 * (1.0 - r.exposed_comm_ms / r.comm_ms) : 0.0;
   r.sm_busy_pct = r.step_ms > 0 ? 100.0 * r.compute_ms / r.step_ms : 0.0;
-  const double peak = scenario.hw.peak_flops(models::to_string(scenario.workload.dtype));
+  const double peak = scenario.hw.peak_flops(
+      built.math_dtype.empty() ? models::to_string(scenario.workload.dtype) : built.math_dtype);
   r.mfu_pct = r.step_ms > 0 ? 100.0 * built.flops_rank0 / (r.step_ms / 1e3 * peak) : 0.0;
   const double tokens = built.tokens_per_step * scenario.parallel.dp;
   r.tokens_per_s = r.step_ms > 0 ? tokens / (r.step_ms / 1e3) : 0.0;

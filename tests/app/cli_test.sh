@@ -97,7 +97,16 @@ for mode in --published "--measured $runs"; do
   if cmp -s "$work/rows.json" "$work/rows-stdout.json" && grep -q '^# ' "$work/table.txt" && python3 -c "
 import json
 rows = json.load(open('$work/rows.json'))
-assert rows and all(set(r) == {'source', 'scenario', 'metric', 'published_or_measured', 'predicted', 'error_pct'} for r in rows)
+base = {'source', 'scenario', 'metric', 'published_or_measured', 'predicted', 'error_pct'}
+published = '$mode' == '--published'
+for r in rows:
+  if not published:
+    assert set(r) == base, r
+  else:  # a status, and a tolerance (figure rows) or a relation (claim rows); bounded rows their bound
+    assert base < set(r) <= base | {'status', 'tolerance_pct', 'holds', 'bound'}, r
+    assert r['status'] in ('reproduced', 'bounded', 'off') and ('tolerance_pct' in r) != ('holds' in r), r
+    assert r['status'] != 'bounded' or set(r['bound']) & {'upper', 'lower'} and r['bound']['arithmetic'], r
+assert rows
 "; then ok; else bad "validate $mode --json FILE"; fi
 done
 expect_error 2 'nodir/rows.json": its directory .*/nodir does not exist' validate --published --json "$work/nodir/rows.json"

@@ -3,6 +3,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "SyntheticPower.hpp"
 #include "moesim/calibrate/ProfileText.hpp"
 #include "moesim/common/Error.hpp"
@@ -337,6 +339,48 @@ TEST(Calibrator, BlasCallCostFromCallsWithTheirOwnOperandsWhenMeasured) {
             std::string::npos)
       << p.gpu.source;
   EXPECT_NE(p.gpu.source.find("same operands, median of 5): 8 us."), std::string::npos) << p.gpu.source;
+}
+
+TEST(Calibrator, TileGemmRateFromThePersistentCaseWithTheMostTiles) {
+  // bf16 tile tasks (128x64x8, 2 blocks per SM): persistent m = 16384 (4096 tiles) at 50 TF/s is the rate;
+  // m = 4096 (1024 tiles on 199 blocks, >= 2 waves) at 45 TF/s enters the residual only; m = 128 (one
+  // partial wave) and the per-SM mode neither. value = 50 / (1000 x 0.5 sustained) = 0.1. An fp16 case
+  // has no fp16 peak in the base: a note, no value.
+  CalibrationInputs in = inputs();
+  in.bench.runs.push_back(run("tile.json", "tile_gemm", 1));
+  auto tile = [](const std::string& mode, const std::string& dtype, std::int64_t m, double tflops) {
+    TileGemmCase k{mode, dtype, m, 2048, 2048, 128, 64, 8, 2, 199, m / 128 * 32, 0};
+    k.time_s = 2.0 * static_cast<double>(m) * 2048 * 2048 / (tflops * 1e12);
+    return k;
+  };
+  in.bench.tile_gemm = {tile("persistent", "bf16", 128, 5), tile("persistent", "bf16", 4096, 45),
+                        tile("persistent", "bf16", 16384, 50), tile("per_sm", "bf16", 32768, 60),
+                        tile("persistent", "fp16", 16384, 50)};
+  const CalibrationResult result = calibrate(base_profile(), in);
+  const hw::TileGemmSpec& t = result.profile.efficiency.tile_gemm;
+  EXPECT_EQ(t.tile_m, 128);
+  EXPECT_EQ(t.tile_n, 64);
+  EXPECT_EQ(t.tile_k, 8);
+  EXPECT_EQ(t.blocks_per_sm, 2);
+  ASSERT_EQ(t.value.size(), 1u);
+  EXPECT_DOUBLE_EQ(t.value.at("bf16"), 0.1);
+  EXPECT_DOUBLE_EQ(*result.profile.tile_gemm_flops("bf16"), 50e12);
+  EXPECT_FALSE(result.profile.tile_gemm_flops("fp8").has_value());
+  EXPECT_NE(t.source.find("bf16 0.1 (50 TF/s at m = 16384, 4096 tiles on 199 blocks)"), std::string::npos)
+      << t.source;
+  auto residual = std::find_if(result.residuals.begin(), result.residuals.end(),
+                               [](const Residual& r) { return r.table == "tile_gemm"; });
+  ASSERT_NE(residual, result.residuals.end());
+  EXPECT_EQ(residual->points, 2);
+  EXPECT_NEAR(residual->max_rel, 1 - 45.0 / 50, 1e-9);  // m = 4096 modelled at 50 where it ran at 45
+  EXPECT_NE(std::find(result.notes.begin(), result.notes.end(),
+                      "tile_gemm fp16: the profile has no fp16 peak; not fitted"),
+            result.notes.end());
+  // The profile text carries the section and loads back with it.
+  const hw::HwProfile back =
+      hw::profile_from_json(nlohmann::json::parse(profile_text(result.profile)), "back");
+  EXPECT_DOUBLE_EQ(back.efficiency.tile_gemm.value.at("bf16"), 0.1);
+  EXPECT_EQ(back.efficiency.tile_gemm.blocks_per_sm, 2);
 }
 
 TEST(Calibrator, SameInputsSameText) {

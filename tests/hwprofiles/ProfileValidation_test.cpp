@@ -386,3 +386,28 @@ TEST(PhysicalBounds, EfficienciesAndSlowdowns) {
             "bad.json: /contention/compute_slowdown_with_comm = 1e+308: must be in [1, 100] (physical bound, "
             "docs/limits.md)");
 }
+
+TEST(ProfileValidation, TileGemmRatesAreFractionsOfDtypesWithAPeak) {
+  auto with_tiles = [](json& d) {
+    d["efficiency"]["tile_gemm"] = {{"tile", {{"m", 128}, {"n", 64}, {"k", 8}}},
+                                    {"blocks_per_sm", 2},
+                                    {"value", {{"bf16", 0.1}}},
+                                    {"source", "test"}};
+  };
+  EXPECT_EQ(error_after(with_tiles), "<accepted>");
+  EXPECT_EQ(error_after([&](json& d) {
+              with_tiles(d);
+              d["efficiency"]["tile_gemm"]["value"]["bf16"] = 1.5;
+            }),
+            "bad.json: /efficiency/tile_gemm/value/bf16 = 1.5: must be in (0, 1]");
+  EXPECT_EQ(error_after([&](json& d) {
+              with_tiles(d);
+              d["efficiency"]["tile_gemm"]["value"] = json::object();
+            }),
+            "bad.json: /efficiency/tile_gemm/value must give at least one dtype");
+  EXPECT_EQ(error_after([&](json& d) {
+              with_tiles(d);
+              d["efficiency"]["tile_gemm"]["tile"].erase("k");
+            }),
+            "bad.json: /efficiency/tile_gemm/tile/k is missing (required)");
+}

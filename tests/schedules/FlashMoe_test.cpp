@@ -196,3 +196,23 @@ TEST(FlashMoe, BaselinesAgreeOnOneRankAndOnEveryRank) {
     EXPECT_NEAR(all.layer_ms, one.layer_ms, 1e-3 * one.layer_ms) << schedule;
   }
 }
+
+TEST(FlashMoe, MegakernelGemmTilesRunAtTheProfilesTileRate) {
+  // With efficiency.tile_gemm tf32 = 0.2 the GPU runs tf32 tiles at 494.7 TF/s x 0.2 (sustained factor 1),
+  // one processor at 1/132 of it: a GEMM0 tile of 128 x 64 x 2048 takes 2·128·64·2048 / (98.94e12 / 132)
+  // = 44.77 us, plus the 569 ns dispatch. Compute-bound: its share of the GEMM's bytes takes ~6 us.
+  Scenario s = flash("megakernel", 1, 8, 4096);
+  s.options["math"] = "tf32";
+  s.hw.efficiency.tile_gemm.value = {{"tf32", 0.2}};
+  auto task_ns = [](const SimulationResult& r) {
+    for (std::size_t i = 0; i < r.program->ops().size(); ++i) {
+      if (r.program->ops()[i].name == "L0.gemm0") return r.run.ops[i].end - r.run.ops[i].start;
+    }
+    throw std::runtime_error("no GEMM0 tile");
+  };
+  const double expected_ns = 2.0 * 128 * 64 * 2048 / (494.7e12 * 0.2 / 132) * 1e9 + 569;
+  EXPECT_NEAR(static_cast<double>(task_ns(simulate(s))), expected_ns, 2.0);
+  // Without a measured rate for the math the tiles take the GEMM table's (cuBLAS-class) rate: far faster.
+  s.hw.efficiency.tile_gemm.value.clear();
+  EXPECT_LT(static_cast<double>(task_ns(simulate(s))), 0.5 * expected_ns);
+}

@@ -322,35 +322,61 @@ TEST(FoldMoe, SymmetricFastPathEqualsPerRankSimulation) {
 
 TEST(FoldMoe, PublishedSpeedupOverMegatron) {
   // Table 2, GPT-MoE-M, each system at its best d ∈ {2, 4, 8, 16}: FoldMoE speedup over Megatron-MoE
-  // 361.86/322.06, 935.77/572.44, 2749.70/1189.83, 5787.19/2130.07.
+  // 361.86/322.06, 935.77/572.44, 2749.70/1189.83, 5787.19/2130.07. Megatron-MoE is core_r0.9.0 with TP 8
+  // on 16 GPUs, i.e. its core-r0.9 layout (EP across the 2 TP groups, experts split over TP).
   const std::map<std::int64_t, double> published = {
       {4096, 1.1236}, {8192, 1.6347}, {16384, 2.3110}, {32768, 2.7169}};
   for (auto [seq, paper_speedup] : published) {
     SCOPED_TRACE("seq " + std::to_string(seq));
-    auto megatron = simulate(paper("gpt-moe-m", seq, "megatron"));
-    const double predicted = megatron.step_ms / simulate(paper("gpt-moe-m", seq, "1a1m-uniform")).step_ms;
-    // The most any schedule gains by hiding every all-to-all of Megatron's step, and by hiding all of its
-    // communication under its compute.
-    double all_to_all = 0;
-    for (const auto& [category, ns] : megatron.analysis.ranks[0].busy_by_category) {
-      if (category.find("dispatch") == 0 || category.find("combine") == 0) all_to_all += ns / 1e6;
+    Scenario baseline = paper("gpt-moe-m", seq, "megatron");
+    baseline.options["layout"] = "core-r0.9";
+    const double megatron_ms = simulate(baseline).step_ms;
+    const double predicted = megatron_ms / simulate(paper("gpt-moe-m", seq, "1a1m-uniform")).step_ms;
+    EXPECT_GT(predicted, 1.0);
+    if (seq == 4096) {
+      EXPECT_NEAR(predicted, paper_speedup, 0.15 * paper_speedup);
     }
-    const double hide_all_to_all = megatron.step_ms / (megatron.step_ms - all_to_all);
-    const double hide_all_comm = megatron.step_ms / std::max(megatron.compute_ms, megatron.comm_ms);
-    EXPECT_LT(predicted, hide_all_to_all);
-    if (paper_speedup < hide_all_to_all) {
-      EXPECT_NEAR(predicted, paper_speedup, 0.2 * paper_speedup);
-    } else {
-      // A documented miss (examples/foldmoe-gpt-moe-m/README.md): with the shipped A10G profile the TP+SP
-      // all-gathers/reduce-scatters over PCIe cost about 3x the EP all-to-alls, so FoldMoE, which hides only
-      // all-to-alls, cannot reach the published speedup; from 16K on it is above even the bound of hiding
-      // all communication, i.e. the paper's Megatron-MoE runs costs these kernels do not have.
-      EXPECT_GE(seq, 8192);
-      if (seq >= 16384) {
-        EXPECT_GT(paper_speedup, hide_all_comm);
-      }
+    // From 8K on the model stays far below (validate --published: 16K and 32K lie above the overlap
+    // ceiling of 2 a schedule reaches over the same kernels run without overlap).
+    if (seq >= 8192) {
+      EXPECT_LT(predicted, 0.8 * paper_speedup);
+    }
+    if (seq >= 16384) {
+      EXPECT_GT(paper_speedup, 2.0);
     }
   }
+}
+
+TEST(FoldMoe, CoreR09LayoutRunsEpAcrossTpGroupsWithTpSplitExperts) {
+  // GPT-MoE-M at 4K, balanced top-1 over 16 experts, one sequence per TP group: rank 0 holds 4096 / 8 = 512
+  // tokens (sequence parallel) and sends the 256 routed to experts 8-15 (TP group 1) to rank 8, its only EP
+  // peer: 256 x 768 x 2 bytes. TP group 0's 8 experts receive 2 x 4096 / 2 = 4096 rows, which the TP
+  // all-gather collects on every rank of the group: 4096 x 768 x 2 bytes.
+  Scenario s = paper("gpt-moe-m", 4096, "megatron", 0, Phase::TRAIN, 2);
+  s.options["layout"] = "core-r0.9";
+  auto r = simulate(s);
+  const sim::CollectiveSpec* dispatch = nullptr;
+  const sim::CollectiveSpec* gather = nullptr;
+  int moe_tp_collectives = 0;
+  for (const auto& c : r.program->collectives()) {
+    if (c.name == "L1.dispatch.lane0") dispatch = &c;
+    if (c.name == "L1.moe.tp_allgather.g0") gather = &c;
+    if (c.name.rfind("L1.moe.", 0) == 0 && c.name.find(".g0") != std::string::npos) ++moe_tp_collectives;
+  }
+  ASSERT_NE(dispatch, nullptr);
+  ASSERT_NE(gather, nullptr);
+  EXPECT_EQ(dispatch->group, (std::vector<int>{0, 8}));
+  EXPECT_DOUBLE_EQ(dispatch->pair_bytes[0][1], 256.0 * 768 * 2);
+  EXPECT_DOUBLE_EQ(gather->bytes, 4096.0 * 768 * 2);
+  EXPECT_EQ(gather->group.size(), 8u);
+  EXPECT_EQ(moe_tp_collectives, 4);  // all-gather and reduce-scatter, forward and backward
+  // The same kernels otherwise, plus these collectives: slower than the EP 16 layout.
+  EXPECT_GT(r.step_ms, simulate(paper("gpt-moe-m", 4096, "megatron", 0, Phase::TRAIN, 2)).step_ms);
+  s.options["layout"] = "tp";
+  EXPECT_THROW(simulate(s), ConfigError);
+  Scenario tutel = paper("gpt-moe-m", 4096, "tutel");
+  tutel.options["layout"] = "core-r0.9";  // FoldMoE's and Tutel's own MoE layers run EP 16
+  EXPECT_THROW(simulate(tutel), ConfigError);
 }
 
 TEST(FoldMoe, DegreeSearchAndValidation) {

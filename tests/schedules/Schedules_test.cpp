@@ -241,6 +241,47 @@ TEST(Prefill, FarSkipNormsReadTheSkippedInputsTheySum) {
   }
 }
 
+TEST(Prefill, QuantizedAllReduceSendsOneByteAndPaysAQuantizeAndADequantizePass) {
+  // 2048 tokens x hidden h on every rank: a bf16 all-reduce buffer of 2048·h·2 bytes; quantized, 2048·h
+  // bytes, with a quantize pass before it (reads 2 bytes, writes 1 per element) and a dequantize pass after
+  // it (the reverse) on the comm stream; the consumer of the all-reduce waits for the dequantize pass.
+  Scenario s = tp_prefill("qwen3-30b-a3b", "h200", 4, 2048, 2048, 2);
+  s.schedule = "farskip";
+  const double elements = 2048.0 * static_cast<double>(s.model.hidden);
+  auto bf16 = simulate(s);
+  s.options["allreduce"] = "quantized";
+  auto quantized = simulate(s);
+  auto bytes_of = [](const SimulationResult& r, const std::string& name) {
+    for (const auto& c : r.program->collectives()) {
+      if (c.name == name) return c.bytes;
+    }
+    return -1.0;
+  };
+  EXPECT_DOUBLE_EQ(bytes_of(bf16, "L0.moe_allreduce"), 2 * elements);
+  EXPECT_DOUBLE_EQ(bytes_of(quantized, "L0.moe_allreduce"), elements);
+  const auto& ops = quantized.program->ops();
+  auto find = [&](const std::string& name) {
+    for (std::size_t i = 0; i < ops.size(); ++i) {
+      if (ops[i].rank == 0 && ops[i].name == name) return i;
+    }
+    ADD_FAILURE() << "no op " << name;
+    return std::size_t{0};
+  };
+  const std::size_t quantize = find("L0.moe_allreduce.quantize"),
+                    dequantize = find("L0.moe_allreduce.dequantize");
+  EXPECT_DOUBLE_EQ(ops[quantize].work.hbm_bytes, 3 * elements);
+  EXPECT_DOUBLE_EQ(ops[dequantize].work.hbm_bytes, 3 * elements);
+  EXPECT_EQ(ops[quantize].stream, ops[dequantize].stream);
+  EXPECT_LT(quantized.run.ops[quantize].end, quantized.run.ops[dequantize].start);
+  // Half the bytes: the all-reduces take less time than in bf16.
+  EXPECT_LT(comm_ms(quantized, "L0.moe_allreduce"), comm_ms(bf16, "L0.moe_allreduce"));
+  s.options["allreduce"] = "int4";
+  EXPECT_THROW(simulate(s), ConfigError);
+  Scenario training_run = training("farskip");
+  training_run.options["allreduce"] = "quantized";  // all-to-all MoE has no all-reduces to quantize
+  EXPECT_THROW(simulate(training_run), ConfigError);
+}
+
 TEST(Validation, ImpossibleConfigsAreScheduleErrors) {
   Scenario s = training("regular");
   s.parallel.ep = 3;  // 64 experts

@@ -1,6 +1,9 @@
 #include "moesim/validate/Published.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
+#include <cmath>
 #include <filesystem>
 #include <map>
 #include <optional>
@@ -53,6 +56,11 @@ SimulatedValues values_of(const SimulationResult& r) {
               {"mfu_pct", r.mfu_pct},
               {"forward_overlap_pct", pass_overlap_pct(r, false)},
               {"backward_overlap_pct", pass_overlap_pct(r, true)}};
+  for (const schedules::FigureGroup& group : r.figures) {
+    for (const schedules::Figure& f : group.values) {
+      if (auto number = group.number(f.name)) v.metric[group.key + "." + f.name] = *number;
+    }
+  }
   return v;
 }
 
@@ -89,6 +97,12 @@ double symmetric_tensor_gib(const nlohmann::json& args, const std::string& file,
   return bytes / (1024.0 * 1024 * 1024);
 }
 
+/** A number as the arithmetic of a bound prints it. */
+std::string number_text(double v) {
+  if (v == std::floor(v) && std::abs(v) < 1e15) return fmt::format("{:.0f}", v);
+  return fmt::format("{:.6g}", v);
+}
+
 /** Evaluates the expressions of one file, simulating each distinct flag set once. */
 class Evaluator {
  public:
@@ -99,7 +113,7 @@ class Evaluator {
     if (e.is_object() && e.contains("value")) return simulated(e, flags, at);
     if (e.is_object() && e.contains("formula")) return formula(e, at);
     if (!e.is_object() || e.size() != 1)
-      throw ConfigError(file_, at, "expected a number or one of value, ratio, gain_pct, min, max, formula");
+      throw ConfigError(file_, at, "expected a number or one of " + std::string(kOperators));
     const auto& [op, arg] = *e.items().begin();
     const std::string here = at + "/" + op;
     if (op == "ratio" || op == "gain_pct") {
@@ -108,11 +122,65 @@ class Evaluator {
       if (b == 0) throw ConfigError(file_, here, "divides by zero");
       return op == "ratio" ? a / b : 100.0 * (a / b - 1.0);
     }
+    if (op == "sum" || op == "product") {
+      double out = op == "sum" ? 0.0 : 1.0;
+      for (double v : list(arg, flags, here)) out = op == "sum" ? out + v : out * v;
+      return out;
+    }
     if (op == "min" || op == "max") return extreme(op == "min", arg, flags, here);
-    throw ConfigError(file_, here, "unknown expression (known: value, ratio, gain_pct, min, max, formula)");
+    throw ConfigError(file_, here, "unknown expression (known: " + std::string(kOperators) + ")");
+  }
+
+  /**
+   * The arithmetic of an expression made of numbers and formulas only, as text ("(a + b) / c"); a
+   * simulated value inside is an error: a bound comes from the source's numbers alone.
+   */
+  std::string render(const nlohmann::json& e, const std::string& at) {
+    if (e.is_number()) return number_text(e.get<double>());
+    if (e.is_object() && e.contains("value"))
+      throw ConfigError(file_, at, "a bound is computed from the source's own numbers: no simulated value");
+    if (e.is_object() && e.contains("formula"))
+      return e.at("formula").get<std::string>() + "(...) = " + number_text(formula(e, at));
+    if (!e.is_object() || e.size() != 1) eval(e, {}, at);  // throws: not an expression
+    const auto& [op, arg] = *e.items().begin();
+    const std::string here = at + "/" + op;
+    if ((op == "min" || op == "max") && arg.is_object())
+      throw ConfigError(file_, here, "a bound takes min/max over listed numbers, not over flag sets");
+    const bool two = op == "ratio" || op == "gain_pct";
+    if (!two && op != "sum" && op != "product" && op != "min" && op != "max")
+      throw ConfigError(file_, here, "unknown expression (known: " + std::string(kOperators) + ")");
+    if (two && (!arg.is_array() || arg.size() != 2)) throw ConfigError(file_, here, "expected [a, b]");
+    if (!arg.is_array() || arg.empty()) throw ConfigError(file_, here, "expected a non-empty array");
+    auto part = [&](std::size_t i) {
+      const nlohmann::json& sub = arg[i];
+      const std::string text = render(sub, here + "/" + std::to_string(i));
+      const bool compound = sub.is_object() && !sub.contains("formula") &&
+                            (sub.begin().key() != "min" && sub.begin().key() != "max");
+      return compound ? "(" + text + ")" : text;
+    };
+    auto joined = [&](const std::string& separator) {
+      std::string out;
+      for (std::size_t i = 0; i < arg.size(); ++i) out += (i ? separator : "") + part(i);
+      return out;
+    };
+    if (op == "ratio") return part(0) + " / " + part(1);
+    if (op == "gain_pct") return "100 * (" + part(0) + " / " + part(1) + " - 1)";
+    if (op == "sum") return joined(" + ");
+    if (op == "product") return joined(" * ");
+    return op + "(" + joined(", ") + ")";
   }
 
  private:
+  static constexpr const char* kOperators = "value, ratio, gain_pct, sum, product, min, max, formula";
+
+  std::vector<double> list(const nlohmann::json& arg, const Flags& flags, const std::string& at) {
+    if (!arg.is_array() || arg.empty()) throw ConfigError(file_, at, "expected a non-empty array");
+    std::vector<double> values;
+    for (std::size_t i = 0; i < arg.size(); ++i)
+      values.push_back(eval(arg[i], flags, at + "/" + std::to_string(i)));
+    return values;
+  }
+
   double simulated(const nlohmann::json& e, const Flags& flags, const std::string& at) {
     JsonObject o(e, file_, at);
     const std::string metric = o.string("value");
@@ -124,6 +192,12 @@ class Evaluator {
     return it->second;
   }
 
+  /** A model flag ending in .json names a spec beside the data file. */
+  std::string model_path(const std::string& model) const {
+    if (!model.ends_with(".json")) return model;
+    return (std::filesystem::path(file_).parent_path() / model).string();
+  }
+
   const SimulatedValues& simulate(const Flags& flags, const std::string& at) {
     std::string key;
     for (const auto& [k, v] : flags) key += k + "=" + v + "\n";
@@ -131,7 +205,7 @@ class Evaluator {
     if (it != cache_.end()) return it->second;
     schedules::ScenarioFlags scenario;
     try {
-      for (const auto& [k, v] : flags) scenario.set(k, v);
+      for (const auto& [k, v] : flags) scenario.set(k, k == "model" ? model_path(v) : v);
     } catch (const ConfigError& e) {
       throw ConfigError(file_, at, std::string("flags: ") + e.what());
     }
@@ -151,8 +225,7 @@ class Evaluator {
   double extreme(bool smallest, const nlohmann::json& arg, const Flags& flags, const std::string& at) {
     std::vector<double> values;
     if (arg.is_array()) {
-      for (std::size_t i = 0; i < arg.size(); ++i)
-        values.push_back(eval(arg[i], flags, at + "/" + std::to_string(i)));
+      values = list(arg, flags, at);
     } else {
       JsonObject o(arg, file_, at);
       const nlohmann::json& over = o.raw("over");
@@ -173,9 +246,73 @@ class Evaluator {
   std::map<std::string, SimulatedValues> cache_;
 };
 
+/** The row's bound: {"upper" | "lower": expression of the source's numbers, "why": text}. */
+RowBound read_bound(JsonObject& row, Evaluator& evaluator) {
+  JsonObject b = row.object("bound");
+  RowBound bound;
+  bound.upper = b.has("upper");
+  if (bound.upper == b.has("lower"))
+    b.fail(b.has("upper") ? "lower" : "upper", "give exactly one of upper or lower");
+  const std::string side = bound.upper ? "upper" : "lower";
+  // Rendering first refuses simulated values before eval() would run them; eval() checks the rest.
+  bound.arithmetic = evaluator.render(b.raw(side), b.child_pointer(side));
+  bound.value = evaluator.eval(b.raw(side), {}, b.child_pointer(side));
+  bound.why = b.string("why");
+  b.finish();
+  return bound;
+}
+
+ValidationRow read_row(JsonObject& row, Evaluator& evaluator, const Flags& flags, double tolerance_pct) {
+  ValidationRow r;
+  r.metric = row.string("metric");
+  row.optional_string("note");
+  r.published = evaluator.eval(row.raw("published"), flags, row.child_pointer("published"));
+  r.predicted = evaluator.eval(row.raw("predicted"), flags, row.child_pointer("predicted"));
+  r.tolerance_pct = row.optional_number("tolerance_pct").value_or(tolerance_pct);
+  if (r.tolerance_pct <= 0) row.fail("tolerance_pct", "must be > 0");
+  r.holds = row.optional_string("holds").value_or("");
+  if (!r.holds.empty() && r.holds != ">" && r.holds != ">=" && r.holds != "<" && r.holds != "<=")
+    row.fail("holds", "= \"" + r.holds + "\": expected >, >=, < or <=");
+  if (row.has("bound")) {
+    if (!r.holds.empty()) row.fail("bound", "a claim row (holds) takes no bound");
+    r.bound = read_bound(row, evaluator);
+  }
+  row.finish();
+  r.status = judge_row(r);
+  return r;
+}
+
 }  // namespace
 
-std::vector<ValidationRow> evaluate_published_file(const std::string& path) {
+const char* to_string(RowStatus status) {
+  switch (status) {
+    case RowStatus::REPRODUCED:
+      return "reproduced";
+    case RowStatus::BOUNDED:
+      return "bounded";
+    case RowStatus::OFF:
+      break;
+  }
+  return "off";
+}
+
+RowStatus judge_row(const ValidationRow& r) {
+  if (!r.holds.empty()) {
+    const double p = r.predicted, q = r.published;
+    const bool holds = r.holds == ">" ? p > q : r.holds == ">=" ? p >= q : r.holds == "<" ? p < q : p <= q;
+    return holds ? RowStatus::REPRODUCED : RowStatus::OFF;
+  }
+  if (std::abs(r.error_pct()) <= r.tolerance_pct) return RowStatus::REPRODUCED;
+  if (r.bound) {
+    const RowBound& b = *r.bound;
+    const bool beyond = b.upper ? r.published > b.value : r.published < b.value;
+    const bool reachable = b.upper ? r.predicted <= b.value : r.predicted >= b.value;
+    if (beyond && reachable) return RowStatus::BOUNDED;
+  }
+  return RowStatus::OFF;
+}
+
+std::vector<ValidationRow> evaluate_published_file(const std::string& path, double tolerance_pct) {
   const nlohmann::json document = read_json_file(path);
   JsonObject top(document, path);
   if (top.integer("schema_version") != 1) top.fail("schema_version", "expected 1");
@@ -188,10 +325,9 @@ std::vector<ValidationRow> evaluate_published_file(const std::string& path) {
     const Flags flags =
         group.has("flags") ? flags_of(group.raw("flags"), path, group.child_pointer("flags")) : Flags{};
     for (JsonObject& row : group.object_array("rows")) {
-      ValidationRow r{source, scenario, row.string("metric"), 0, 0};
-      r.published = evaluator.eval(row.raw("published"), flags, row.child_pointer("published"));
-      r.predicted = evaluator.eval(row.raw("predicted"), flags, row.child_pointer("predicted"));
-      row.finish();
+      ValidationRow r = read_row(row, evaluator, flags, tolerance_pct);
+      r.source = source;
+      r.scenario = scenario;
       rows.push_back(std::move(r));
     }
     group.finish();
@@ -200,7 +336,7 @@ std::vector<ValidationRow> evaluate_published_file(const std::string& path) {
   return rows;
 }
 
-std::vector<ValidationRow> published_validation() {
+std::vector<ValidationRow> published_validation(double tolerance_pct) {
   const std::filesystem::path dir = data_root() / "validate" / "published";
   std::vector<std::string> files;
   for (const auto& entry : std::filesystem::directory_iterator(dir))
@@ -210,7 +346,7 @@ std::vector<ValidationRow> published_validation() {
   if (files.empty()) throw ConfigError(dir.string(), "", "holds no published-figure files");
   std::vector<ValidationRow> rows;
   for (const std::string& file : files) {
-    auto more = evaluate_published_file(file);
+    auto more = evaluate_published_file(file, tolerance_pct);
     rows.insert(rows.end(), more.begin(), more.end());
   }
   return rows;

@@ -41,14 +41,16 @@ struct TileTimer {
   const hw::HwProfile* hw = nullptr;
   std::string math;
   /**
-   * A tile of a GEMM (m x n x k overall): its FLOPs at 1/SMs of the rate of one full wave of such tiles
-   * (a GEMM of tile_m·SMs rows, from the profile's efficiency table), and its share of the GEMM's HBM bytes
-   * at 1/SMs of the bandwidth. A partly filled tile costs a full one.
+   * A tile of a GEMM (m x n x k overall): its FLOPs at 1/SMs of the GPU's rate for many waves of such tiles,
+   * and its share of the GEMM's HBM bytes at 1/SMs of the bandwidth. The rate is the profile's measured
+   * tile-task rate (efficiency.tile_gemm) where it has one for the math, else the efficiency table's rate
+   * of one full wave of tiles (a GEMM of tile_m·SMs rows). A partly filled tile costs a full one.
    */
   double gemm(double tile_flops, std::int64_t m, std::int64_t n, std::int64_t k, double tiles, int element,
               int groups) const {
     const auto wave_rows = static_cast<std::int64_t>(tile_m * sm_count);
-    const double rate = hw->achieved_gemm_flops(math, wave_rows, n, k) / sm_count;
+    const double rate =
+        hw->tile_gemm_flops(math).value_or(hw->achieved_gemm_flops(math, wave_rows, n, k)) / sm_count;
     const double bytes =
         (static_cast<double>(m) * k + static_cast<double>(k) * n * groups + static_cast<double>(m) * n) *
         element / std::max(tiles, 1.0);
@@ -110,6 +112,8 @@ class MegakernelBuilder {
   }
 
   const FlashPlan& plan() const { return p_; }
+  /** The dtype its GEMM tiles run in (the MFU peak). */
+  const std::string& math() const { return timer_.math; }
 
  private:
   /** The ops build() adds, counted from the plan first: tile tasks grow with tokens x experts. */
@@ -210,13 +214,17 @@ void megakernel(ScheduleRegistry& registry) {
       {"tile_m", "N", "tile rows bM (default 128)"},
       {"tile_n", "N", "tile columns bN (default 64)"},
       {"payload", "efficient|padded", "send routed rows only (default) or pad every expert to capacity"},
-      {"math", "dtype|tf32", "GEMM tiles at the --dtype peak (default) or on TF32 tensor cores"},
+      {"math", "dtype|tf32",
+       "GEMM tiles in the --dtype (default) or on TF32 tensor cores (FlashMoE's FP32), at the profile's "
+       "measured tile rate for that math where it has one"},
       {"task_ns", "N", "per-task dispatch cost (default 569: measured persistent-kernel queue on H100)"}};
   schedule.validate = detail::validate_flash;
   schedule.build = [](const Scenario& s) {
     detail::MegakernelBuilder builder(s);
     detail::FlashBuilt built = builder.build();
-    return detail::flash_result(s, builder.plan(), std::move(built));
+    BuiltProgram out = detail::flash_result(s, builder.plan(), std::move(built));
+    out.math_dtype = builder.math();
+    return out;
   };
   schedule.figures = detail::flash_summary;
   schedule.power_not_modeled = detail::kFlashPowerNotModeled;

@@ -33,7 +33,15 @@ void validate_foldmoe(const Scenario& s, bool pipelined) {
                                                    " GPUs of a node (TP+SP runs inside a node)");
   require(w.seq_len % p.tp == 0, "--seq " + std::to_string(w.seq_len) + " must be a multiple of --tp " + tp +
                                      " (sequence parallelism)");
-  if (!pipelined) return;  // megatron runs d = 1 whatever --degree says
+  if (!pipelined) {
+    if (auto it = s.options.find("layout");
+        it != s.options.end() && it->second != "ep" && it->second != "core-r0.9")
+      throw ConfigError("", "--opt", "layout=" + it->second + ": expected ep or core-r0.9");
+    require(!is_core_r09_layout(s) || s.model.moe.experts % (p.ep / p.tp) == 0,
+            "--opt layout=core-r0.9: the ep/tp = " + std::to_string(p.ep / p.tp) +
+                " TP groups must divide the " + std::to_string(s.model.moe.experts) + " experts");
+    return;  // megatron runs d = 1 whatever --degree says
+  }
   if (s.degree == 0) {
     require(!candidate_degrees(s).empty(), "--degree auto found no d in [2, 16] with --seq " +
                                                std::to_string(w.seq_len) +
@@ -56,6 +64,13 @@ std::vector<int> candidate_degrees(const Scenario& s) {
   return degrees;
 }
 
+namespace detail {
+bool is_core_r09_layout(const Scenario& s) {
+  auto it = s.options.find("layout");
+  return it != s.options.end() && it->second == "core-r0.9";
+}
+}  // namespace detail
+
 namespace families {
 
 void foldmoe(ScheduleRegistry& registry) {
@@ -65,6 +80,13 @@ void foldmoe(ScheduleRegistry& registry) {
     Schedule schedule;
     schedule.name = name;
     schedule.help = help;
+    if (!pipelined) {
+      schedule.options = {
+          {"layout", "ep|core-r0.9",
+           "MoE layout: ep (default; EP over every rank, experts whole) or core-r0.9 (Megatron-Core "
+           "r0.9 with TP: EP only across the TP groups, experts split over each TP group, TP "
+           "all-gather/reduce-scatter around them)"}};
+    }
     schedule.validate = [pipelined](const Scenario& s) { detail::validate_foldmoe(s, pipelined); };
     schedule.build = [style](const Scenario& s) { return detail::build_foldmoe(s, style); };
     schedule.takes_degree = true;

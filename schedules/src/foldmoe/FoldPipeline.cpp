@@ -121,6 +121,7 @@ class FoldEmitter {
     chunks_per_group_ = static_cast<int>(plan.chunk_group.size() / plan.group_begin.size());
     activation_bytes_ =
         static_cast<double>(s.model.hidden) * std::max(models::bytes_per_element(s.workload.dtype), 2);
+    core_r09_ = is_core_r09_layout(s);
   }
 
   void forward(int layer) {
@@ -163,10 +164,35 @@ class FoldEmitter {
 
   models::OpContext expert_context() const {
     auto c = context(0);
-    for (std::int64_t rows : traffic_.expert_tokens[static_cast<std::size_t>(b_.rank())])
-      c.expert_tokens.push_back(ceil_div(rows, chunks_per_group_));
+    if (core_r09_) {
+      // Every expert of this TP group, its columns split tp ways: the FLOPs of 1/tp of its rows (as the
+      // dense FFN's TP), after Megatron's sort of the gathered rows by expert.
+      for (int dst : tp_group_ranks())
+        for (std::int64_t rows : traffic_.expert_tokens[static_cast<std::size_t>(dst)])
+          c.expert_tokens.push_back(ceil_div(rows, tp_));
+      c.regroup_by_expert = true;
+    } else {
+      for (std::int64_t rows : traffic_.expert_tokens[static_cast<std::size_t>(b_.rank())])
+        c.expert_tokens.push_back(ceil_div(rows, chunks_per_group_));
+    }
     c.experts_total_local = static_cast<int>(c.expert_tokens.size());
     return c;
+  }
+
+  /** The ranks of this rank's TP group. */
+  std::vector<int> tp_group_ranks() const {
+    std::vector<int> ranks;
+    for (int r = b_.rank() / tp_ * tp_; r < (b_.rank() / tp_ + 1) * tp_; ++r) ranks.push_back(r);
+    return ranks;
+  }
+
+  /** Rows the experts of this rank's TP group receive: what the core-r0.9 TP all-gather collects. */
+  std::int64_t tp_group_expert_rows() const {
+    std::int64_t rows = 0;
+    for (int dst : tp_group_ranks()) {
+      for (std::int64_t r : traffic_.expert_tokens[static_cast<std::size_t>(dst)]) rows += r;
+    }
+    return rows;
   }
 
   /** Core attention of the `len` tokens at `begin`: their queries see `begin` earlier keys too. */
@@ -204,6 +230,52 @@ class FoldEmitter {
     }
     MOE_CHECK(dep != NO_OP) << c.name << " has nothing to send";
     return b_.collective(std::move(c), COMM, what, {dep}, {layer, backward, what});
+  }
+
+  /**
+   * Megatron-Core r0.9's Dispatch or Combine: an all-to-all among the ep/tp ranks with this rank's place in
+   * their TP groups (its EP group), each sending the rows for the experts of the other TP groups.
+   */
+  OpId lane_all_to_all(int layer, bool dispatch_bytes, const std::string& what, bool backward, OpId dep) {
+    const int lane = b_.rank() % tp_, groups = s_.parallel.ep / tp_;
+    sim::CollectiveSpec c;
+    c.name = "L" + std::to_string(layer) + "." + what + ".lane" + std::to_string(lane);
+    c.kind = sim::CollectiveKind::ALL_TO_ALL;
+    c.pair_bytes.assign(static_cast<std::size_t>(groups),
+                        std::vector<double>(static_cast<std::size_t>(groups), 0));
+    for (int i = 0; i < groups; ++i) {
+      c.group.push_back(lane + i * tp_);
+      for (int j = 0; j < groups; ++j) {
+        double bytes = 0;  // rows of sender (lane, i) for TP group j's experts
+        for (int dst = j * tp_; dst < (j + 1) * tp_; ++dst)
+          bytes +=
+              traffic_
+                  .dispatch_bytes[static_cast<std::size_t>(lane + i * tp_)][static_cast<std::size_t>(dst)];
+        // Combine returns each Dispatch's rows: the transpose.
+        (dispatch_bytes ? c.pair_bytes[static_cast<std::size_t>(i)][static_cast<std::size_t>(j)]
+                        : c.pair_bytes[static_cast<std::size_t>(j)][static_cast<std::size_t>(i)]) = bytes;
+      }
+    }
+    return b_.collective(std::move(c), COMM, what, {dep}, {layer, backward, what});
+  }
+
+  /** Dispatch (or the Combine gradient, which travels alike) of a chunk: the EP all-to-all, and with
+   * core-r0.9 the TP all-gather of what it brought. */
+  OpId moe_dispatch(int layer, int chunk, const std::string& what, bool backward, OpId dep) {
+    if (!core_r09_) return all_to_all(layer, chunk, true, what, backward, dep);
+    const OpId moved = lane_all_to_all(layer, true, what, backward, dep);
+    const OpId gathered = tp_collective(layer, "moe", sim::CollectiveKind::ALL_GATHER, backward,
+                                        tp_group_expert_rows(), {moved});
+    return gathered == NO_OP ? moved : gathered;
+  }
+
+  /** Combine (or the Dispatch gradient) of a chunk: with core-r0.9 the TP reduce-scatter of the experts'
+   * partial sums first. */
+  OpId moe_combine(int layer, int chunk, const std::string& what, bool backward, OpId dep) {
+    if (!core_r09_) return all_to_all(layer, chunk, false, what, backward, dep);
+    const OpId scattered = tp_collective(layer, "moe", sim::CollectiveKind::REDUCE_SCATTER, backward,
+                                         tp_group_expert_rows(), {dep});
+    return lane_all_to_all(layer, false, what, backward, scattered == NO_OP ? dep : scattered);
   }
 
   static std::string slice_tag(int s) { return "s" + std::to_string(s); }
@@ -275,15 +347,15 @@ class FoldEmitter {
           break;
         }
         case FoldStage::DISPATCH:
-          dispatch[i] = all_to_all(layer, step.index, true, "dispatch", false,
-                                   need(routed[static_cast<std::size_t>(plan_.chunk_group[i])], "permute"));
+          dispatch[i] = moe_dispatch(layer, step.index, "dispatch", false,
+                                     need(routed[static_cast<std::size_t>(plan_.chunk_group[i])], "permute"));
           break;
         case FoldStage::EXPERT:
           experts[i] = b_.compute(layer, chunk_tag(step.index), LayerOp::ROUTED_EXPERTS, FWD,
                                   expert_context(), {need(dispatch[i], "dispatch")});
           break;
         case FoldStage::COMBINE:
-          combine[i] = all_to_all(layer, step.index, false, "combine", false, need(experts[i], "experts"));
+          combine[i] = moe_combine(layer, step.index, "combine", false, need(experts[i], "experts"));
           break;
         case FoldStage::POST: {
           std::vector<OpId> inputs;
@@ -316,16 +388,15 @@ class FoldEmitter {
           break;
         case FoldStage::COMBINE:  // its gradient travels like Dispatch: token owners → experts
           combine[i] =
-              all_to_all(layer, it->index, true, "combine.bwd", true,
-                         need(post[static_cast<std::size_t>(plan_.chunk_group[i])], "unpermute grad"));
+              moe_dispatch(layer, it->index, "combine.bwd", true,
+                           need(post[static_cast<std::size_t>(plan_.chunk_group[i])], "unpermute grad"));
           break;
         case FoldStage::EXPERT:
           experts[i] = b_.backward(layer, chunk_tag(it->index), LayerOp::ROUTED_EXPERTS, expert_context(),
                                    {need(combine[i], "combine grad")});
           break;
         case FoldStage::DISPATCH:
-          dispatch[i] =
-              all_to_all(layer, it->index, false, "dispatch.bwd", true, need(experts[i], "expert grad"));
+          dispatch[i] = moe_combine(layer, it->index, "dispatch.bwd", true, need(experts[i], "expert grad"));
           break;
         case FoldStage::ROUTE: {
           std::vector<OpId> inputs;
@@ -392,6 +463,7 @@ class FoldEmitter {
   std::int64_t sequences_ = 1;
   int chunks_per_group_ = 1;
   double activation_bytes_ = 2;
+  bool core_r09_ = false;  ///< Megatron-Core r0.9's MoE layout (FoldPipeline.hpp)
 };
 
 }  // namespace

@@ -73,6 +73,20 @@ struct FoldPlan {
 FoldPlan make_fold_plan(FoldStyle style, std::int64_t seq_len, int degree, std::int64_t hidden,
                         std::int64_t heads);
 
+/**
+ * @brief `--opt layout=core-r0.9` (megatron): the MoE layer as Megatron-Core r0.9 runs it with TP. Its
+ * parallel_state requires data_parallel_size % expert_model_parallel_size == 0, so with TP t the EP group
+ * can only span the ep/t TP groups (one rank of each, cross-node in the paper's setting); experts are split
+ * over the TP group, and its all-to-all token dispatcher moves tokens as
+ *
+ *   permute -> EP all-to-all (ep/t ranks) -> TP all-gather -> experts (1/t of each expert's columns)
+ *           -> TP reduce-scatter -> EP all-to-all -> unpermute
+ *
+ * (megatron/core/transformer/moe/token_dispatcher.py at core_r0.9.0). The default `ep` layout is the one
+ * FoldMoE's and Tutel's own MoE layers run: EP over every rank, each expert whole.
+ */
+bool is_core_r09_layout(const Scenario& s);
+
 /** @brief Builds the whole program of a FoldMoE-family scenario at s.degree (> 0, or WHOLE). */
 BuiltProgram build_foldmoe(const Scenario& s, FoldStyle style);
 

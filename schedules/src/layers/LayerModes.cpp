@@ -27,6 +27,13 @@ bool sync_splits(const std::map<std::string, std::string>& options) {
   bad_option("sync_splits", it->second, "on or off");
 }
 
+bool quantized_allreduce(const std::map<std::string, std::string>& options) {
+  auto it = options.find("allreduce");
+  if (it == options.end() || it->second == "bf16") return false;
+  if (it->second == "quantized") return true;
+  bad_option("allreduce", it->second, "bf16 or quantized");
+}
+
 bool copy_engine_transport(const std::map<std::string, std::string>& options) {
   auto it = options.find("transport");
   if (it == options.end() || it->second == "nccl") return false;

@@ -31,6 +31,13 @@ std::vector<LayerMode> layer_modes(bool farskip, const std::map<std::string, std
 /** @brief transport=nccl|copy_engine (default nccl): how the Dispatch/Combine all-to-alls move data. */
 bool copy_engine_transport(const std::map<std::string, std::string>& options);
 
+/**
+ * @brief allreduce=bf16|quantized (default bf16): the prefill all-reduces' payload. quantized: 1-byte
+ * elements (vLLM's quantized custom all-reduce on ROCm), with a quantize pass before and a dequantize pass
+ * after each all-reduce on the comm stream.
+ */
+bool quantized_allreduce(const std::map<std::string, std::string>& options);
+
 /** @brief sync_splits=on|off (default on): Megatron's host sync before Dispatch. */
 bool sync_splits(const std::map<std::string, std::string>& options);
 

@@ -13,7 +13,10 @@ std::vector<ScheduleOption> layer_stack_options() {
        "unconverted layers run shared experts under Combine (default on; Megatron's default is off)"},
       {"transport", "nccl|copy_engine",
        "all-to-alls as NCCL/RCCL kernels (default; they hold SMs) or as peer copies by the copy engines (no "
-       "SMs; needs the profile's copy_engine all_to_all tables)"}};
+       "SMs; needs the profile's copy_engine all_to_all tables)"},
+      {"allreduce", "bf16|quantized",
+       "prefill all-reduces (--moe-comm allreduce) in bf16 (default) or quantized: 1-byte payload with a "
+       "quantize and a dequantize pass around each (vLLM's quantized custom all-reduce on ROCm)"}};
 }
 
 void validate_layer_stack(const Scenario& s) {
@@ -33,6 +36,13 @@ BuiltProgram build_layer_stack(const Scenario& s, bool farskip) {
   auto modes = layer_modes(farskip, s.options, layers);
   const bool sync = sync_splits(s.options);
   auto traffic = plan_traffic(s);
+  const bool quantized = quantized_allreduce(s.options);
+  if (quantized) {
+    if (s.parallel.moe_comm != MoeComm::ALLREDUCE)
+      throw ConfigError("", "--opt",
+                        "allreduce=quantized: applies to --moe-comm allreduce (prefill all-reduces)");
+    traffic.allreduce_bytes = static_cast<double>(s.workload.tokens) * static_cast<double>(s.model.hidden);
+  }
   BuiltProgram out;
   out.program = std::make_shared<sim::Program>(group_size(s), traffic.symmetric);
   const auto transport =
@@ -41,7 +51,7 @@ BuiltProgram build_layer_stack(const Scenario& s, bool farskip) {
   for (int r : out.program->simulated_ranks()) {
     b.begin_rank(r);
     if (s.parallel.moe_comm == MoeComm::ALLREDUCE) {
-      allreduce_forward(b, modes);
+      allreduce_forward(b, modes, quantized);
     } else {
       alltoall_forward(b, modes, sync);
       if (s.workload.phase == Phase::TRAIN) alltoall_backward(b, modes);

@@ -166,7 +166,24 @@ void alltoall_backward(ProgramBuilder& b, const std::vector<LayerMode>& modes) {
  *   farskip : (wait A[l-1]) attention A | (wait M[l-1]) MoE M         (§4.2: each all-reduce is
  *             synchronized only before the next sub-block of its own kind)
  */
-void allreduce_forward(ProgramBuilder& b, const std::vector<LayerMode>& modes) {
+namespace {
+/**
+ * One all-reduce of the layer's output (`which`) after `input`; with `quantized` its payload is 1 byte per
+ * element: a quantize pass (bf16 in, 1 byte out) and a dequantize pass (the reverse) around it on the comm
+ * stream, as a quantized all-reduce kernel does inside the collective. Returns what consumers wait for.
+ */
+OpId layer_allreduce(ProgramBuilder& b, int layer, Comm which, OpId input, bool quantized) {
+  if (!quantized) return b.collective(layer, which, {input});
+  const Scenario& s = b.scenario();
+  const double elements = static_cast<double>(s.workload.tokens) * static_cast<double>(s.model.hidden);
+  const std::string name = which == Comm::ATTN_ALLREDUCE ? "attn_allreduce" : "moe_allreduce";
+  OpId quantize = b.memory_kernel(layer, COMM, name + ".quantize", name, 2.0 * elements, elements, {input});
+  OpId reduced = b.collective(layer, which, {quantize});
+  return b.memory_kernel(layer, COMM, name + ".dequantize", name, elements, 2.0 * elements, {reduced});
+}
+}  // namespace
+
+void allreduce_forward(ProgramBuilder& b, const std::vector<LayerMode>& modes, bool quantized) {
   OpId attn_pending = NO_OP, moe_pending = NO_OP;
   for (int l = 0; l < static_cast<int>(modes.size()); ++l) {
     const LayerMode& m = modes[static_cast<std::size_t>(l)];
@@ -177,7 +194,7 @@ void allreduce_forward(ProgramBuilder& b, const std::vector<LayerMode>& modes) {
     const bool farskip_input = m.skip_attn && l > 0;
     attention_forward(b, l, farskip_input ? 1 : 0);
     OpId attn_out = b.compute(l, LayerOp::RESIDUAL_ADD, FWD);
-    OpId a = b.collective(l, Comm::ATTN_ALLREDUCE, {attn_out});
+    OpId a = layer_allreduce(b, l, Comm::ATTN_ALLREDUCE, attn_out, quantized);
     // MoE input skipping attention[l] lets A overlap the MoE compute.
     attn_pending = m.skip_mlp && m.overlap ? a : NO_OP;
     if (attn_pending == NO_OP) b.wait(a);
@@ -193,7 +210,7 @@ void allreduce_forward(ProgramBuilder& b, const std::vector<LayerMode>& modes) {
     } else {
       last = b.compute(l, LayerOp::DENSE_FFN, FWD);
     }
-    OpId moe = b.collective(l, Comm::MOE_ALLREDUCE, {last});
+    OpId moe = layer_allreduce(b, l, Comm::MOE_ALLREDUCE, last, quantized);
     moe_pending = m.skip_attn && m.overlap ? moe : NO_OP;
     if (moe_pending == NO_OP) b.wait(moe);
     b.compute(l, LayerOp::RESIDUAL_ADD, FWD);

@@ -11,7 +11,10 @@ namespace moesim::schedules::detail {
 void alltoall_forward(ProgramBuilder& b, const std::vector<LayerMode>& modes, bool sync_splits);
 /** @brief Training backward, layers in reverse (§4.1's reordering for converted layers). */
 void alltoall_backward(ProgramBuilder& b, const std::vector<LayerMode>& modes);
-/** @brief vLLM-style prefill: TP attention + all-reduce, EP experts + all-reduce (§4.2 when converted). */
-void allreduce_forward(ProgramBuilder& b, const std::vector<LayerMode>& modes);
+/**
+ * @brief vLLM-style prefill: TP attention + all-reduce, EP experts + all-reduce (§4.2 when converted);
+ * `quantized`: each all-reduce is a quantize pass, the all-reduce of 1-byte elements and a dequantize pass.
+ */
+void allreduce_forward(ProgramBuilder& b, const std::vector<LayerMode>& modes, bool quantized);
 
 }  // namespace moesim::schedules::detail

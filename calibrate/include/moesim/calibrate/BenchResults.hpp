@@ -61,6 +61,20 @@ struct GroupedGemmCase {
   std::optional<NvmlReading> nvml = std::nullopt;
 };
 
+/**
+ * @brief One tile_gemm_bench case: a persistent kernel's GEMM tile task (FlashMoE's 128x64 tile on mma.sync)
+ * computing an m x n x k GEMM, one tile per task.
+ */
+struct TileGemmCase {
+  std::string mode;   ///< "persistent" (FlashMoE's grid, blocks loop over tiles) or "per_sm"
+  std::string dtype;  ///< the MMA's input type in profile spelling: tf32, bf16, fp16
+  std::int64_t m = 0, n = 0, k = 0;
+  std::int64_t tile_m = 0, tile_n = 0, tile_k = 0;
+  int blocks_per_sm = 0;
+  std::int64_t blocks = 0, tiles = 0;
+  double time_s = 0;  ///< p50
+};
+
 /** @brief One causal attention case (attention_bench or torch SDPA). */
 struct AttentionCase {
   std::string impl;  ///< "unfused" (attention_bench) or "torch:<backend>" (flash, cudnn, efficient)
@@ -141,6 +155,7 @@ struct BenchResults {
   std::vector<RunInfo> runs;
   std::vector<GemmCase> gemm;
   std::vector<GroupedGemmCase> grouped_gemm;
+  std::vector<TileGemmCase> tile_gemm;
   std::vector<AttentionCase> attention;
   std::vector<MemoryCase> memory;
   std::vector<CollectiveCase> collectives;

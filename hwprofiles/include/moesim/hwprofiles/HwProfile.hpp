@@ -129,6 +129,20 @@ struct RouterTopkCost {
   double comm_drag = 1;
 };
 
+/**
+ * @brief Optional (calibrated profiles): the rate of a persistent kernel's GEMM tile task (FlashMoE's: one
+ * block computes a tile_m x tile_n output tile, tile_k deep per pipeline step, on mma.sync), measured over
+ * the whole GPU with blocks_per_sm blocks on every SM. A megakernel prices its GEMM tiles at this rate
+ * where the profile has it; it is far below the library GEMMs of the efficiency table (H100 tf32: 15% of
+ * peak against cuBLAS's wgmma kernels near 70%).
+ */
+struct TileGemmSpec {
+  std::int64_t tile_m = 0, tile_n = 0, tile_k = 0;  ///< the measured tile; 0 = no section
+  int blocks_per_sm = 0;                            ///< resident blocks of the measured grid on each SM
+  std::map<std::string, double> value;              ///< dtype -> fraction of that dtype's sustained peak
+  std::string source;
+};
+
 /** @brief Achieved fractions of peak, each relative to the peak named in the file header comment. */
 struct EfficiencySpec {
   GemmEfficiencyTable gemm;
@@ -144,6 +158,7 @@ struct EfficiencySpec {
   double attention_bwd_factor = 1.0;
   EfficiencyCurve memory;       ///< x is the bytes a memory-bound kernel moves
   RouterTopkTable router_topk;  ///< empty when the profile has none
+  TileGemmSpec tile_gemm;       ///< empty when the profile has none
   std::string source;           ///< for the scalar factors
 };
 
@@ -285,6 +300,11 @@ struct HwProfile {
   /** @brief The router_topk table at `tokens` tokens and `top_k` choices; nullopt when the profile has none.
    */
   std::optional<RouterTopkCost> router_topk(std::int64_t tokens, std::int64_t top_k) const;
+  /**
+   * @brief FLOP/s of the whole GPU running persistent GEMM tile tasks in `dtype` (sustained peak ·
+   * tile_gemm value); nullopt when the profile's tile_gemm section has no value for it.
+   */
+  std::optional<double> tile_gemm_flops(const std::string& dtype) const;
   /** @brief Fraction of hbm_bw_Bps a memory-bound kernel moving `bytes` reaches. */
   double memory_efficiency(double bytes) const;
 

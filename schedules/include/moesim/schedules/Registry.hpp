@@ -39,6 +39,7 @@ struct BuiltProgram {
   double tokens_per_step = 0;        ///< tokens the whole group processes in one step (tokens/s before x dp)
   int degree = 0;                    ///< overlap degree d the program runs at (0: the schedule has none)
   std::vector<FigureGroup> figures;  ///< the family's figures known from building alone
+  std::string math_dtype;            ///< the peak MFU is relative to when not the workload dtype (tf32 tiles)
 };
 
 /** @brief Everything the rest of moesim knows about one schedule. */

@@ -57,7 +57,7 @@ Scenario make_scenario(const ScenarioFlags& flags);
 
 /**
  * @brief The scenario a `--compare` baseline runs: the same, with another schedule; only the options
- * every layer-stack schedule shares (sync_splits, shared_overlap) carry over.
+ * every layer-stack schedule shares (sync_splits, shared_overlap, allreduce) carry over.
  */
 Scenario baseline_of(const Scenario& primary, const std::string& schedule);
 

@@ -1,7 +1,8 @@
 #pragma once
 /**
  * @file The judge of `moesim validate`: tolerances and verdicts, the rows `--json` writes
- * ({source, scenario, metric, published_or_measured, predicted, error_pct}), and the text tables.
+ * ({source, scenario, metric, published_or_measured, predicted, error_pct}; published rows add their status,
+ * their tolerance or claim, and their bound), and the text tables.
  *
  * A measured record (or, judged by config, the median of a config's repeated runs) is over when its
  * |time error| exceeds the time tolerance or its |predicted − measured| FarSkip speedup exceeds the
@@ -36,10 +37,11 @@ int measured_failures(const std::vector<MeasuredComparison>& cs, const JudgeOpti
  */
 void print_measured(std::ostream& out, const std::vector<MeasuredComparison>& cs, const JudgeOptions& o);
 
-/** @brief Published rows over `tolerance_pct` (0: none). */
+/** @brief Published rows whose status is off when `tolerance_pct` > 0 (the rows were judged with it); else 0.
+ */
 int published_failures(const std::vector<ValidationRow>& rows, double tolerance_pct);
 
-/** @brief The published table and its verdict line. */
+/** @brief The published table (a bound's arithmetic under its row) and the count of each status. */
 void print_published(std::ostream& out, const std::vector<ValidationRow>& rows, double tolerance_pct);
 
 }  // namespace moesim::validate
