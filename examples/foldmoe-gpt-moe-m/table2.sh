@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # FoldMoE paper Table 2 / Figure 8 for GPT-MoE-M: moesim's per-block latency of Megatron-MoE, Tutel and
 # FoldMoE (1a1m-uniform) at d = 2, 4, 8, 16 and seq 4K..32K, next to the published numbers.
-# Usage: table2.sh [path/to/moesim]   (default: build-dev/app/moesim)
+# Usage: table2.sh [path/to/moesim]   (default: build/app/moesim)
 set -euo pipefail
-moesim=${1:-build-dev/app/moesim}
+moesim=${1:-build/app/moesim}
 # §5.1: 2 x g5.48xlarge (8 A10G each), DP 2 across nodes, TP+SP 8 inside a node, EP 16, top-1, capacity
 # factor 1.0, fp16 (App. C), training (forward + backward). The paper does not give its batch size: one
 # sequence per TP group here.
