@@ -71,7 +71,8 @@ fs::path find_programs(const fs::path& dir) {
   return {};
 }
 
-int run_bench(const BenchOptions& o, const Invocation& invocation) {
+// The folder of the built benchmarks, with every program the chosen suites need.
+fs::path checked_programs(const BenchOptions& o, const std::vector<calibrate::BenchStep>& steps) {
   const std::string backend = MOESIM_GPU_BACKEND_SETTING;
   const fs::path programs = find_programs(o.kernels_dir);
   if (programs.empty()) {
@@ -86,9 +87,6 @@ int run_bench(const BenchOptions& o, const Invocation& invocation) {
         "no benchmark programs here (launch_bench missing): build them (cmake --build ...) with "
         "-DMOESIM_GPU_BACKEND=CUDA (or HIP), or pass --kernels-dir");
   }
-  const std::string table = std::string(MOESIM_SOURCE_DIR) + "/kernels/tools/bench_suites.tsv";
-  const std::vector<calibrate::BenchStep> steps =
-      calibrate::steps_of(calibrate::load_bench_suites(table), split_list(o.suites));
   for (const calibrate::BenchStep& step : steps) {
     if (!fs::exists(programs / step.program)) {
       throw ConfigError(
@@ -98,19 +96,16 @@ int run_bench(const BenchOptions& o, const Invocation& invocation) {
               "found at configure time: see the CMake messages)");
     }
   }
-  const fs::path parts = o.out + ".d";
-  fs::create_directories(parts);
-  nlohmann::ordered_json merged;
-  merged["schema_version"] = 1;
-  merged["tool"] = "moesim bench";
-  merged["tool_version"] = MOESIM_VERSION;
-  merged["git_sha"] = MOESIM_GIT_SHA;
-  merged["args"] = invocation.args;
-  merged["kernels_dir"] = programs.string();
-  merged["start_time"] = utc_now();
+  return programs;
+}
+
+// Result documents of the suites that ran and the failures of those that did not; a failed suite does not
+// stop the others.
+struct SuiteResults {
   nlohmann::ordered_json documents = nlohmann::ordered_json::array();
   nlohmann::ordered_json failures = nlohmann::ordered_json::array();
-  auto run = [&](const std::string& name, const std::string& command, const fs::path& json) {
+
+  void run(const std::string& name, const std::string& command, const fs::path& json) {
     std::cout << "# moesim bench: " << command << std::endl;
     const int status = std::system(command.c_str());
     if (status != 0 || !fs::exists(json)) {
@@ -130,33 +125,53 @@ int run_bench(const BenchOptions& o, const Invocation& invocation) {
       std::cout << "# moesim bench: " << name << " failed (" << json.string() << " is not valid JSON)"
                 << std::endl;
     }
-  };
+  }
+};
+
+// PyTorch SDPA on the attention suite's shapes: what calibrate takes attention from (our kernel is unfused).
+void run_torch_sdpa(SuiteResults& results, const fs::path& parts) {
+  const fs::path torch_json = parts / "torch_sdpa.json";
+  const std::string script = std::string(MOESIM_SOURCE_DIR) + "/kernels/tools/torch_sdpa_compare.py";
+  if (std::system("python3 -c 'import torch' > /dev/null 2>&1") == 0) {
+    results.run("torch_sdpa", "python3 " + quote(script) + " --json " + quote(torch_json.string()),
+                torch_json);
+  } else {
+    std::cout << "# moesim bench: PyTorch not importable: torch_sdpa skipped (attention will come from the "
+                 "unfused kernel)"
+              << std::endl;
+  }
+}
+
+int run_bench(const BenchOptions& o, const Invocation& invocation) {
+  const std::string table = std::string(MOESIM_SOURCE_DIR) + "/kernels/tools/bench_suites.tsv";
+  const std::vector<calibrate::BenchStep> steps =
+      calibrate::steps_of(calibrate::load_bench_suites(table), split_list(o.suites));
+  const fs::path programs = checked_programs(o, steps);
+  const fs::path parts = o.out + ".d";
+  fs::create_directories(parts);
+  nlohmann::ordered_json merged;
+  merged["schema_version"] = 1;
+  merged["tool"] = "moesim bench";
+  merged["tool_version"] = MOESIM_VERSION;
+  merged["git_sha"] = MOESIM_GIT_SHA;
+  merged["args"] = invocation.args;
+  merged["kernels_dir"] = programs.string();
+  merged["start_time"] = utc_now();
+  SuiteResults results;
   for (const calibrate::BenchStep& step : steps) {
     const fs::path json = parts / (step.step + ".json");
     std::string command = quote((programs / step.program).string()) + " " + step.args;
     if (step.program == "layer_runner") command += " --model " + quote(layer_model_file(o.layer_model));
     if (step.all_gpus) command += " -g " + std::to_string(o.gpus);
-    run(step.step, command + " -J " + quote(json.string()), json);
-    if (step.step == "attention" && o.torch) {
-      // PyTorch SDPA on the same shapes: what calibrate takes attention from (our kernel is unfused).
-      const fs::path torch_json = parts / "torch_sdpa.json";
-      const std::string script = std::string(MOESIM_SOURCE_DIR) + "/kernels/tools/torch_sdpa_compare.py";
-      if (std::system("python3 -c 'import torch' > /dev/null 2>&1") == 0) {
-        run("torch_sdpa", "python3 " + quote(script) + " --json " + quote(torch_json.string()), torch_json);
-      } else {
-        std::cout
-            << "# moesim bench: PyTorch not importable: torch_sdpa skipped (attention will come from the "
-               "unfused kernel)"
-            << std::endl;
-      }
-    }
+    results.run(step.step, command + " -J " + quote(json.string()), json);
+    if (step.step == "attention" && o.torch) run_torch_sdpa(results, parts);
   }
   merged["end_time"] = utc_now();
-  merged["failures"] = failures;
-  merged["suites"] = documents;
-  std::cout << "# wrote " << write_new_file(o.out, merged.dump(1) + "\n") << " (" << documents.size()
+  merged["failures"] = results.failures;
+  merged["suites"] = results.documents;
+  std::cout << "# wrote " << write_new_file(o.out, merged.dump(1) + "\n") << " (" << results.documents.size()
             << " result documents; raw files in " << parts.string() << ")" << std::endl;
-  return failures.empty() ? 0 : 1;
+  return results.failures.empty() ? 0 : 1;
 }
 }  // namespace
 
