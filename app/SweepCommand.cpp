@@ -18,6 +18,7 @@
 #include "moesim/schedules/ScenarioFlags.hpp"
 #include "moesim/schedules/Simulation.hpp"
 #include "moesim/sweep/Runner.hpp"
+#include "moesim/sweep/Shard.hpp"
 
 namespace moesim::app {
 
@@ -35,6 +36,12 @@ struct SweepOptions {
   std::string out;
   bool resume = false;
   std::string report_dir;
+  std::string shard;  ///< "K/N", empty for the whole sweep
+};
+
+struct MergeOptions {
+  std::string out;
+  std::vector<std::string> dirs;
 };
 
 /** A point's scenario and its --compare schedule ("" when none). */
@@ -124,12 +131,19 @@ int run_sweep_command(const SweepOptions& o) {
   check_metric(spec);
   auto points = sweep::expand(spec);
   if (points.empty()) throw ConfigError(o.spec_path, "/filter", "leaves no point to run");
-  std::string out =
-      o.out.empty() ? std::filesystem::path(o.spec_path).stem().string() + ".results.csv" : o.out;
+  std::string stem = std::filesystem::path(o.spec_path).stem().string();
+  if (!o.shard.empty()) {
+    const auto shard = sweep::parse_shard(o.shard);
+    points = sweep::select_shard(points, shard);
+    stem += ".shard-" + std::to_string(shard.index) + "-of-" + std::to_string(shard.count);
+  }
+  std::string out = o.out.empty() ? stem + ".results.csv" : o.out;
   std::vector<NamedPath> outputs = {{"--out", out}};
+  if (!o.shard.empty()) outputs.push_back({"the shard manifest", sweep::manifest_path(out)});
   for (NamedPath& file : report_outputs(o.report_dir)) outputs.push_back(std::move(file));
   check_outputs(outputs, {{"the sweep file", o.spec_path}});
   sweep::ResultLog log(out, spec.axis_names, reports::sweep_columns(), o.resume);
+  if (!o.shard.empty()) sweep::write_shard_manifest(out, o.spec_path, sweep::parse_shard(o.shard));
   g_interrupted.store(false);
   std::signal(SIGINT, on_interrupt);
   std::signal(SIGTERM, on_interrupt);
@@ -150,10 +164,18 @@ int run_sweep_command(const SweepOptions& o) {
   }
   log.finalize(points);
   if (!o.report_dir.empty()) write_sweep_report(o.report_dir, spec, points, log);
-  std::cout << "# sweep " << o.spec_path << ": " << summary.total << " points (" << summary.skipped
-            << " already done, " << summary.ran << " run, " << summary.failed << " failed) -> " << out
+  std::cout << "# sweep " << o.spec_path << (o.shard.empty() ? "" : " shard " + o.shard) << ": "
+            << summary.total << " points (" << summary.skipped << " already done, " << summary.ran << " run, "
+            << summary.failed << " failed) -> " << out << "\n";
+  return points.empty() ? 0 : exit_code_of(log, out);  // a shard of a small sweep may hold no point
+}
+
+int run_merge_command(const MergeOptions& o) {
+  auto summary = sweep::merge_shards(o.out, o.dirs, reports::sweep_columns());
+  std::cout << "# merged " << summary.files << " shard files (" << summary.shards << " shards, "
+            << summary.duplicates << " duplicate rows dropped): " << summary.points << " points -> " << o.out
             << "\n";
-  return exit_code_of(log, out);
+  return 0;
 }
 
 }  // namespace
@@ -161,12 +183,30 @@ int run_sweep_command(const SweepOptions& o) {
 void add_sweep(CLI::App& app, Action& action) {
   auto o = std::make_shared<SweepOptions>();
   CLI::App* sub = app.add_subcommand("sweep", "Run every point of a sweep file; resumable CSV/JSONL results");
-  sub->add_option("spec", o->spec_path, "Sweep file (JSON: base, axes, zip, filter, metric)")->required();
+  sub->add_option("spec", o->spec_path, "Sweep file (JSON: base, axes, zip, filter, metric)");
   sub->add_option("--jobs", o->jobs, "Points simulated at once (default: cores)")->check(CLI::Range(1, 1024));
   sub->add_option("--out", o->out, "Results file, .csv or .jsonl (default: <spec>.results.csv)");
   sub->add_flag("--resume", o->resume, "Continue an interrupted sweep: skip the points already in --out");
   sub->add_option("--report", o->report_dir, "Write DIR/index.html (charts per axis, best point's timeline)");
-  sub->callback([o, &action] { action = [o] { return run_sweep_command(*o); }; });
+  sub->add_option(
+      "--shard", o->shard,
+      "Run only shard K of N (K/N, 1-based; points K, K+N, ...): for job arrays, then `sweep merge`");
+  auto m = std::make_shared<MergeOptions>();
+  CLI::App* merge =
+      sub->add_subcommand("merge", "Merge shard results (--shard K/N runs) into one results file");
+  merge->add_option("out", m->out, "Merged results file (.csv or .jsonl, as the shards); must not exist")
+      ->required();
+  merge->add_option("dirs", m->dirs, "Directories holding the shard results (or the shard result files)")
+      ->required();
+  sub->callback([o, m, sub, merge, &action] {
+    if (sub->got_subcommand(merge)) {
+      action = [m] { return run_merge_command(*m); };
+    } else if (o->spec_path.empty()) {
+      throw CLI::RequiredError("spec");
+    } else {
+      action = [o] { return run_sweep_command(*o); };
+    }
+  });
 }
 
 }  // namespace moesim::app

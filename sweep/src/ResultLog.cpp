@@ -199,23 +199,30 @@ std::vector<Row> ResultLog::read_all() const {
   return rows;
 }
 
+std::map<std::string, std::string> ResultLog::lines_by_id() const {
+  std::map<std::string, std::string> by_id;
+  std::istringstream in(read_input_file(path_, InputKind::DATA));
+  std::string line;
+  std::size_t n = 0;
+  while (std::getline(in, line)) {
+    ++n;
+    if ((!jsonl_ && n == 1) || line.empty()) continue;
+    by_id[parse_line(line, n).id] = line;
+  }
+  return by_id;
+}
+
 void ResultLog::finalize(const std::vector<Point>& order) {
   std::lock_guard<std::mutex> lock(mutex_);
-  std::map<std::string, std::string> by_id;
-  {
-    std::istringstream in(read_input_file(path_, InputKind::DATA));
-    std::string line;
-    std::size_t n = 0;
-    while (std::getline(in, line)) {
-      ++n;
-      if ((!jsonl_ && n == 1) || line.empty()) continue;
-      by_id[parse_line(line, n).id] = line;
-    }
-  }
+  write_in_order(lines_by_id(), order);
+}
+
+void ResultLog::write_in_order(const std::map<std::string, std::string>& lines,
+                               const std::vector<Point>& order) {
   write_file_atomically(path_, [&](std::ostream& out) {
     if (!jsonl_) out << header() << "\n";
     for (const auto& p : order) {
-      if (auto it = by_id.find(p.id); it != by_id.end()) out << it->second << "\n";
+      if (auto it = lines.find(p.id); it != lines.end()) out << it->second << "\n";
     }
   });
 }

@@ -7,6 +7,7 @@
 #include "moesim/common/Error.hpp"
 #include "moesim/sweep/ResultLog.hpp"
 #include "moesim/sweep/Runner.hpp"
+#include "moesim/sweep/Shard.hpp"
 #include "moesim/sweep/SweepSpec.hpp"
 
 using namespace moesim;
@@ -25,6 +26,25 @@ TEST(SweepSpec, CartesianZipFilterAndRanges) {
   EXPECT_EQ(points.front().id, "ep=8,nodes=1,schedule=regular,seq=2048");
   EXPECT_EQ(points.front().params.at("model"), "m");
   EXPECT_EQ(points.back().id, "ep=32,nodes=4,schedule=farskip,seq=4096");
+}
+
+TEST(Shard, ShardsAreDisjointCoveringAndInterleaved) {
+  // 7 points over 3 shards: indices {0,3,6}, {1,4}, {2,5}.
+  std::vector<Point> points;
+  for (int i = 0; i < 7; ++i) points.push_back({"p" + std::to_string(i), {}, {}});
+  std::vector<std::vector<std::string>> ids;
+  for (int k = 1; k <= 3; ++k) {
+    ids.emplace_back();
+    for (const auto& p : select_shard(points, parse_shard(std::to_string(k) + "/3")))
+      ids.back().push_back(p.id);
+  }
+  EXPECT_EQ(ids[0], (std::vector<std::string>{"p0", "p3", "p6"}));
+  EXPECT_EQ(ids[1], (std::vector<std::string>{"p1", "p4"}));
+  EXPECT_EQ(ids[2], (std::vector<std::string>{"p2", "p5"}));
+  EXPECT_EQ(select_shard(points, parse_shard("1/1")).size(), 7u);
+  EXPECT_TRUE(select_shard(points, parse_shard("9/9")).empty());
+  for (const char* bad : {"0/3", "4/3", "3", "1/0", "-1/3", "1/3x", "/3", ""})
+    EXPECT_THROW(parse_shard(bad), ConfigError) << bad;
 }
 
 TEST(SweepSpec, BadFilesNameThePointer) {

@@ -39,6 +39,10 @@ class ResultLog {
   void append(const Row& row);
   /** @brief Rewrites the file with its rows in `order` (atomically: write a temp file, rename). */
   void finalize(const std::vector<Point>& order);
+  /** @brief Each row's line as written, by point id (a later line with the same id wins). */
+  std::map<std::string, std::string> lines_by_id() const;
+  /** @brief Replaces the file's rows by `lines` (id → line as written), in `order` (atomically). */
+  void write_in_order(const std::map<std::string, std::string>& lines, const std::vector<Point>& order);
   /** @brief Every row in the file, parsed back (for reports). */
   std::vector<Row> read_all() const;
 
