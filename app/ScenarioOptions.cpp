@@ -49,6 +49,8 @@ void add_scenario_options(CLI::App& sub, ScenarioOptions& o) {
       ->check(finite_in(0, 1000));  // CLI::NonNegativeNumber accepts nan and 1e308
   sub.add_option("--engine", o.engine, "analytic (the SimGrid backend is not built yet)")
       ->capture_default_str();
+  sub.add_option("--cluster", o.cluster,
+                 "Cluster file: nodes, NICs, switch fabric (hwprofiles/clusters/; default: one switch)");
   sub.add_option("--opt", o.opts, "Schedule option KEY=VALUE (repeatable; moesim list schedules)")
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
   sub.add_flag("--per-rank", o.per_rank, "Simulate every rank even when all ranks are identical");

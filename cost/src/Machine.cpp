@@ -21,7 +21,45 @@ hw::CollectiveKind to_hw(sim::CollectiveKind kind) {
   }
   return hw::CollectiveKind::ALL_TO_ALL;
 }
+/** A NIC's achieved bandwidth per unit of line rate, from the profile (1 when it states no line rate). */
+double nic_efficiency(const hw::HwProfile& hw) {
+  return hw.network.nic_bw_Bps > 0 && hw.network.nic_usable_bw_Bps > 0
+             ? hw.network.nic_usable_bw_Bps / hw.network.nic_bw_Bps
+             : 1.0;
+}
+
+/** The cluster's NICs and switches over the first `nodes` nodes. */
+void apply_cluster(const hw::HwProfile& hw, const hw::ClusterSpec& c, int nodes, sim::Topology& topo) {
+  if (c.gpus_per_node != hw.node.gpus_per_node)
+    throw ScheduleError(c.file + ": gpus_per_node " + std::to_string(c.gpus_per_node) +
+                        " differs from profile '" + hw.name + "' (" + std::to_string(hw.node.gpus_per_node) +
+                        " GPUs a node)");
+  if (nodes > c.nodes)
+    throw ScheduleError("the scenario needs " + std::to_string(nodes) + " nodes; cluster '" + c.name + "' (" +
+                        c.file + ") has " + std::to_string(c.nodes));
+  const double usable = c.nic_Bps * nic_efficiency(hw);
+  // A GPU's several NICs act as one port; NICs shared by GPUs stay one NIC.
+  topo.gpus_per_nic = c.nics_per_gpu >= 1 ? 1 : c.gpus_per_node / c.nics_per_node();
+  topo.nic_Bps = c.nics_per_gpu >= 1 ? usable * c.nics_per_gpu : usable;
+  const int leaf_nics = c.nics_per_leaf();
+  if (leaf_nics == 0) return;
+  sim::ScaleOut& s = topo.scale_out;
+  const bool rails = c.topology == hw::ClusterTopology::RAIL_OPTIMIZED;
+  const int platform_nics_per_node = c.gpus_per_node / topo.gpus_per_nic;
+  s.rails = rails;
+  s.nics_per_leaf = rails ? leaf_nics : leaf_nics / c.nics_per_node() * platform_nics_per_node;
+  s.leaf_uplink_Bps = leaf_nics * usable / c.oversubscription;
+  s.leaves_per_pod = c.leaves_per_pod();
+  s.pod_uplink_Bps = s.leaves_per_pod * s.leaf_uplink_Bps;
+  s.hop_latency_ns = c.hop_latency_s * 1e9;
+}
 }  // namespace
+
+double inter_node_bandwidth_ratio(const hw::HwProfile& hw, const hw::ClusterSpec& cluster) {
+  const double profile_per_gpu = hw.network_bw_per_gpu_Bps();
+  const double cluster_per_gpu = cluster.nics_per_gpu * cluster.nic_Bps * nic_efficiency(hw);
+  return profile_per_gpu > 0 ? cluster_per_gpu / profile_per_gpu : 1.0;
+}
 
 std::optional<sim::PowerModel> power_model(const hw::HwProfile& hw) {
   if (!hw.power.present) return std::nullopt;
@@ -30,7 +68,7 @@ std::optional<sim::PowerModel> power_model(const hw::HwProfile& hw) {
                          p.hbm_j_per_byte, p.link_j_per_byte, p.speed_exponent};
 }
 
-sim::Platform make_platform(const hw::HwProfile& hw, int nodes) {
+sim::Platform make_platform(const hw::HwProfile& hw, int nodes, const hw::ClusterSpec* cluster) {
   sim::Topology topo;
   topo.nodes = nodes;
   topo.gpus_per_node = hw.node.gpus_per_node;
@@ -44,6 +82,8 @@ sim::Platform make_platform(const hw::HwProfile& hw, int nodes) {
     topo.gpus_per_nic = std::max(1, hw.node.gpus_per_node / hw.network.nics_per_node);
     topo.nic_Bps = hw.network.nic_usable_bw_Bps;
   }
+  if (cluster) apply_cluster(hw, *cluster, nodes, topo);
+  const double inter_scale = cluster ? inter_node_bandwidth_ratio(hw, *cluster) : 1.0;
   sim::GpuResources gpu;
   gpu.sm_count = hw.gpu.sm_count;
   gpu.comm_sms = hw.contention.comm_sms;
@@ -55,7 +95,7 @@ sim::Platform make_platform(const hw::HwProfile& hw, int nodes) {
   gpu.comm_hbm_weight = hw.contention.comm_hbm_weight;
   gpu.compute_slowdown_with_copy = hw.contention.compute_slowdown_with_copy;
   auto profile = std::make_shared<const hw::HwProfile>(hw);
-  auto cost = [profile](const sim::CollectiveQuery& q) {
+  auto cost = [profile, inter_scale](const sim::CollectiveQuery& q) {
     auto scope = q.spans_nodes ? hw::CollectiveScope::INTER : hw::CollectiveScope::INTRA;
     auto kind = to_hw(q.kind);
     const bool ce = q.transport == sim::Transport::COPY_ENGINE;
@@ -63,7 +103,8 @@ sim::Platform make_platform(const hw::HwProfile& hw, int nodes) {
       throw ScheduleError("profile '" + profile->name + "' has no " + (ce ? "copy-engine " : "") +
                           hw::to_string(kind) + " table for " + hw::to_string(scope) + "-node groups");
     }
-    return sim::CollectiveCost{profile->busbw_Bps(kind, q.group_size, scope, std::max(q.bytes, 1.0), ce),
+    const double bus = profile->busbw_Bps(kind, q.group_size, scope, std::max(q.bytes, 1.0), ce);
+    return sim::CollectiveCost{q.spans_nodes ? bus * inter_scale : bus,
                                profile->step_latency_s(kind, q.group_size, scope, ce) * 1e9};
   };
   return sim::make_platform(topo, gpu, cost);

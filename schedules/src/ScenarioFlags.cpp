@@ -85,6 +85,7 @@ const std::vector<std::pair<std::string, Setter>>& setters() {
       {"capacity-factor", [](ScenarioFlags& f, const std::string& n,
                              const std::string& v) { f.capacity_factor = finite(n, v, 0, 1000); }},
       {"engine", text(&ScenarioFlags::engine)},
+      {"cluster", text(&ScenarioFlags::cluster)},
       {"opt",
        [](ScenarioFlags& f, const std::string&, const std::string& v) {
          std::stringstream parts(v);
@@ -140,6 +141,7 @@ Scenario make_scenario(const ScenarioFlags& o) {
   Scenario s;
   s.model = models::load_model(o.model);
   s.hw = hw::load_profile(o.hw);
+  if (!o.cluster.empty()) s.cluster = hw::load_cluster(o.cluster);
   s.schedule = o.schedule;
   s.parallel.ep = o.ep;
   s.parallel.tp = o.tp;

@@ -119,7 +119,8 @@ SimulationResult simulate_one(const Scenario& scenario, const Schedule& schedule
   r.layers = built.layers;
   r.degree = built.degree;
   sim::check_acyclic(*r.program);
-  sim::Platform platform = cost::make_platform(scenario.hw, node_count(scenario));
+  sim::Platform platform =
+      cost::make_platform(scenario.hw, node_count(scenario), scenario.cluster ? &*scenario.cluster : nullptr);
   r.noise = resolve_noise(scenario);
   r.run = run_repeats(platform, *r.program, r);
   r.analysis = sim::analyze(*r.program, r.run);

@@ -21,7 +21,8 @@ void Simulation::try_start_device(OpId id) {
     t.start = now_;
     t.binding = deps_last_[i] == NO_OP ? Binding::NONE : Binding::DEPENDENCY;
     t.binding_op = deps_last_[i];
-    schedule(now_ + ceil_ns(op.latency_ns), EventType::TRANSFER_START, id);
+    schedule(now_ + ceil_ns(op.latency_ns + platform_.extra_latency_ns(op.rank, op.dst_rank)),
+             EventType::TRANSFER_START, id);
     return;
   }
   auto& pool = pools_[static_cast<std::size_t>(pool_index_[i])];

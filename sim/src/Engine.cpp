@@ -366,7 +366,9 @@ void Simulation::join_collective(OpId id) {
   for (OpId m : st.member_at) {
     if (m != NO_OP) timing_[static_cast<std::size_t>(m)].data_start = now_;
   }
-  schedule(now_ + ceil_ns(steps * st.cost.step_latency_ns), EventType::LATENCY_DONE, op.collective);
+  // Switches past the first add latency to every step (a ring's step waits for its farthest hop).
+  const double step_ns = st.cost.step_latency_ns + platform_.group_extra_latency_ns(spec.group);
+  schedule(now_ + ceil_ns(steps * step_ns), EventType::LATENCY_DONE, op.collective);
 }
 
 void Simulation::begin_flows(int c) {

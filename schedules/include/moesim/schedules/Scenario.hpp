@@ -3,9 +3,11 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "moesim/cost/ImplementationProfile.hpp"
+#include "moesim/hwprofiles/Cluster.hpp"
 #include "moesim/hwprofiles/HwProfile.hpp"
 #include "moesim/models/DType.hpp"
 #include "moesim/models/ModelSpec.hpp"
@@ -73,6 +75,8 @@ struct Noise {
 struct Scenario {
   models::ModelSpec model;
   hw::HwProfile hw;
+  /// --cluster: the nodes' NICs and switch fabric (absent: one non-blocking switch, --nodes alone)
+  std::optional<hw::ClusterSpec> cluster;
   Parallelism parallel;
   Workload workload;
   std::string schedule = "regular";

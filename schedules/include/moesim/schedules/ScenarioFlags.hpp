@@ -31,6 +31,7 @@ struct ScenarioFlags {
   std::string dtype = "bf16";
   double capacity_factor = 0;
   std::string engine = "analytic";
+  std::string cluster;            ///< cluster file (--cluster), empty for none
   std::vector<std::string> opts;  ///< schedule options, KEY=VALUE each
   bool per_rank = false;
   std::string degree = "auto";      ///< overlap degree N of a token-pipeline schedule, or auto

@@ -39,6 +39,31 @@ struct GpuResources {
 /** @brief Intra-node interconnect shape. */
 enum class FabricType { SWITCH, MESH };
 
+/**
+ * @brief The switch fabric between nodes (read by every engine; plain numbers on purpose).
+ *
+ * NICs are numbered node-major (nic = node · nics_per_node + local index). With nics_per_leaf = 0 every
+ * NIC hangs off one non-blocking switch: the default when no cluster file is given, where only the
+ * NICs limit. Otherwise NICs hang off leaf switches whose aggregate uplink to the spine is
+ * leaf_uplink_Bps, shared by every flow that leaves the leaf (oversubscription: less than the NICs
+ * below it). Leaves:
+ *   - rails = false (fat tree): a node's NICs share a leaf; leaf = node / (nics_per_leaf / nics_per_node).
+ *   - rails = true (rail-optimized): local NIC i of nics_per_leaf consecutive nodes share rail i's leaf;
+ *     leaf = (node / nics_per_leaf) · nics_per_node + i. Same-rail traffic stays on the leaf.
+ * With leaves_per_pod > 0 (3-level fat tree) leaf / leaves_per_pod is the leaf's pod, whose aggregate
+ * uplink to the core is pod_uplink_Bps. A flow crosses 1 switch inside a leaf, 3 between leaves of a
+ * pod (or of a 2-level tree), 5 between pods; each switch beyond the first adds hop_latency_ns (the
+ * profile's measured inter-node latency already holds one switch).
+ */
+struct ScaleOut {
+  int nics_per_leaf = 0;  ///< 0 = one non-blocking switch, no uplinks
+  bool rails = false;
+  double leaf_uplink_Bps = 0;  ///< one leaf's uplinks together, per direction (and as much down)
+  int leaves_per_pod = 0;      ///< 0 = two levels
+  double pod_uplink_Bps = 0;
+  double hop_latency_ns = 0;
+};
+
 /** @brief Topology and link capacities (bytes/s, per direction). */
 struct Topology {
   int nodes = 1;
@@ -48,6 +73,7 @@ struct Topology {
   double mesh_link_Bps = 64e9;  ///< MESH: one GPU-pair link, per direction
   int gpus_per_nic = 1;         ///< GPUs that share one NIC
   double nic_Bps = 50e9;        ///< one NIC, per direction
+  ScaleOut scale_out;           ///< the fabric between the NICs
   int world_size() const { return nodes * gpus_per_node; }
   int node_of(int rank) const { return rank / gpus_per_node; }
 };
@@ -112,8 +138,19 @@ struct Platform {
   std::vector<int> ingress_port;  ///< per rank
   std::vector<int> nic_out;       ///< per NIC (node-major)
   std::vector<int> nic_in;
+  std::vector<int> leaf_up;  ///< per leaf (ScaleOut): its uplinks to the spine; empty without leaves
+  std::vector<int> leaf_down;
+  std::vector<int> pod_up;  ///< per pod of a 3-level fat tree
+  std::vector<int> pod_down;
   int mesh_link(int src, int dst) const;
   int nic_of(int rank) const;
+  int leaf_of_nic(int nic) const;  ///< -1 without leaves
+  /** @brief Switches a packet from rank src to rank dst crosses: 0 inside a node, then 1, 3 or 5. */
+  int switch_hops(int src, int dst) const;
+  /** @brief Latency the fabric adds to one src → dst message beyond the profile's (hops past the first). */
+  double extra_latency_ns(int src, int dst) const;
+  /** @brief The largest extra_latency_ns between two members of `group`, in O(group size). */
+  double group_extra_latency_ns(const std::vector<int>& group) const;
 
  private:
   friend Platform make_platform(const Topology&, const GpuResources&, CollectiveCostFn);
