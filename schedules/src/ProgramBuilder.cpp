@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <numeric>
 
+#include "HierarchicalA2a.hpp"
 #include "moesim/common/Error.hpp"
 #include "moesim/cost/CostModel.hpp"
 #include "moesim/cost/OpKernels.hpp"
@@ -114,19 +115,28 @@ TrafficPlan plan_traffic(const Scenario& s) {
 }
 
 ProgramBuilder::ProgramBuilder(const Scenario& scenario, const TrafficPlan& traffic, sim::Program& program,
-                               sim::Transport all_to_all_transport)
+                               sim::Transport all_to_all_transport, AllToAllAlgorithm all_to_all)
     : s_(scenario),
       traffic_(traffic),
       program_(program),
       launch_ns_(cost::launch_ns(scenario.hw) / scenario.host_speed),
       host_scale_(1.0 / scenario.host_speed),
-      all_to_all_transport_(all_to_all_transport) {}
+      all_to_all_transport_(all_to_all_transport),
+      all_to_all_(all_to_all) {}
+
+bool ProgramBuilder::hierarchical_here() const {
+  return all_to_all_.hierarchical && traffic_.dispatch_bytes;
+}
 
 void ProgramBuilder::begin_rank(int rank) {
   rank_ = rank;
   pending_waits_.clear();
   last_compute_ = NO_OP;
-  program_.set_streams(rank, {"compute", "comm"});
+  if (hierarchical_here() && s_.parallel.ep > s_.hw.node.gpus_per_node) {
+    program_.set_streams(rank, {"compute", "comm", "comm.nvlink"});
+  } else {
+    program_.set_streams(rank, {"compute", "comm"});
+  }
 }
 
 void ProgramBuilder::begin_rank(int rank, bool tp_stream) {
@@ -233,12 +243,14 @@ sim::CollectiveSpec ProgramBuilder::spec(int layer, Comm which) const {
       c.kind = sim::CollectiveKind::ALL_TO_ALL;
       c.shared_pair_bytes = traffic_.dispatch_bytes;
       c.transport = all_to_all_transport_;
+      c.sms = all_to_all_.sms;
       break;
     case Comm::COMBINE:
     case Comm::DISPATCH_BWD:
       c.kind = sim::CollectiveKind::ALL_TO_ALL;
       c.shared_pair_bytes = traffic_.combine_bytes;
       c.transport = all_to_all_transport_;
+      c.sms = all_to_all_.sms;
       break;
     case Comm::ATTN_ALLREDUCE:
     case Comm::MOE_ALLREDUCE:
@@ -290,8 +302,49 @@ double ProgramBuilder::host_ns(const sim::CollectiveSpec& spec) const {
   return static_cast<double>(copies) * cost::copy_launch_ns(s_.hw) * host_scale_;
 }
 
+OpId ProgramBuilder::hierarchical_collective(int layer, Comm which, std::vector<OpId> deps) {
+  const bool backward = which == Comm::DISPATCH_BWD || which == Comm::COMBINE_BWD;
+  // Combine and Dispatch's gradient flow from experts to token owners.
+  const bool to_owners = which == Comm::COMBINE || which == Comm::DISPATCH_BWD;
+  const auto& moe = s_.model.moe;
+  HierarchicalShape shape;
+  shape.gpus_per_node = s_.hw.node.gpus_per_node;
+  shape.nodes = (s_.parallel.ep + shape.gpus_per_node - 1) / shape.gpus_per_node;
+  const int per_gpu = moe.experts / s_.parallel.ep;
+  shape.node_factor = expected_copy_factor(moe.experts, moe.top_k, per_gpu * shape.gpus_per_node);
+  shape.gpu_factor = expected_copy_factor(moe.experts, moe.top_k, per_gpu);
+  const std::string base = collective_name(layer, which);
+  const sim::OpOrigin origin{layer, backward, to_string(which)};
+  const int stream_of[] = {COMM, shape.nodes > 1 ? COMM + 1 : COMM};
+  const char* suffix[] = {".rdma.rail", ".nvlink.node"};
+  const HierLeg legs[] = {HierLeg::RDMA, HierLeg::NVLINK};
+  std::vector<OpId> members;
+  // Inside one node only the NVLink leg runs (DeepEP's intranode kernels).
+  for (int i = shape.nodes > 1 ? 0 : 1; i < 2; ++i) {
+    const int g = shape.gpus_per_node;
+    sim::CollectiveSpec c;
+    c.name = base + suffix[i] + std::to_string(i == 0 ? rank_ % g : rank_ / g);
+    if (!collectives_.contains(c.name)) {
+      const auto& pairs = to_owners ? *traffic_.combine_bytes : *traffic_.dispatch_bytes;
+      c = hierarchical_leg(pairs, shape, legs[i], rank_, to_owners);  // combine's matrix: [expert][owner]
+      c.name = base + suffix[i] + std::to_string(i == 0 ? rank_ % g : rank_ / g);
+      c.transport = all_to_all_transport_;
+      const int kernel_sms = all_to_all_.sms > 0 ? all_to_all_.sms : s_.hw.contention.comm_sms;
+      c.sms = shape.nodes > 1 ? std::max(1, kernel_sms / 2) : kernel_sms;
+    }
+    members.push_back(collective(std::move(c), stream_of[i], to_string(which), deps, origin));
+  }
+  if (members.size() == 1) return members.front();
+  // The forwarded data is in place once both legs end: a no-work marker (one SM, 0 ns) on the comm stream
+  // waits for both.
+  return program_.add_kernel(rank_, COMM, base + ".join", to_string(which),
+                             sim::KernelWork{0, 0, 0, 1.0 / s_.hw.gpu.sm_count}, 0, {members[1]}, origin);
+}
+
 OpId ProgramBuilder::collective(int layer, Comm which, std::vector<OpId> deps) {
   deps.push_back(last_compute_);
+  if (hierarchical_here() && which != Comm::ATTN_ALLREDUCE && which != Comm::MOE_ALLREDUCE)
+    return hierarchical_collective(layer, which, std::move(deps));
   const bool backward = which == Comm::DISPATCH_BWD || which == Comm::COMBINE_BWD;
   // The first member's call builds the spec (group, shared byte matrix); the others reuse the registered one.
   sim::CollectiveSpec c;

@@ -40,6 +40,12 @@ inline constexpr int COMM = 1;
 /** @brief Declared by begin_rank(rank, true): TP collectives, on a communicator of their own. */
 inline constexpr int TP_COMM = 2;
 
+/** @brief How a layer's Dispatch/Combine all-to-alls run (layer-stack option a2a, a2a_sms). */
+struct AllToAllAlgorithm {
+  bool hierarchical = false;  ///< DeepEP-style RDMA + NVLink legs across nodes (HierarchicalA2a.hpp)
+  int sms = 0;                ///< SMs its kernel holds; 0 = the profile's comm_sms
+};
+
 /** @brief Which collective of a layer. */
 enum class Comm { DISPATCH, COMBINE, DISPATCH_BWD, COMBINE_BWD, ATTN_ALLREDUCE, MOE_ALLREDUCE };
 
@@ -47,7 +53,8 @@ class ProgramBuilder {
  public:
   /** `all_to_all_transport`: how the layer's Dispatch/Combine move data (NCCL kernels or copy engines). */
   ProgramBuilder(const Scenario& scenario, const TrafficPlan& traffic, sim::Program& program,
-                 sim::Transport all_to_all_transport = sim::Transport::SM_KERNEL);
+                 sim::Transport all_to_all_transport = sim::Transport::SM_KERNEL,
+                 AllToAllAlgorithm all_to_all = {});
 
   /** @brief Starts emitting for `rank` (its ops go in host order). */
   void begin_rank(int rank);
@@ -116,6 +123,9 @@ class ProgramBuilder {
   OpId add_collective(sim::CollectiveSpec spec, int stream, const std::string& category,
                       std::vector<OpId> deps, sim::OpOrigin origin, double launch_ns);
   sim::CollectiveSpec spec(int layer, Comm which) const;
+  /** @brief Both legs of a hierarchical all-to-all and the join that waits for them. */
+  OpId hierarchical_collective(int layer, Comm which, std::vector<OpId> deps);
+  bool hierarchical_here() const;
 
   const Scenario& s_;
   const TrafficPlan& traffic_;
@@ -123,6 +133,7 @@ class ProgramBuilder {
   double launch_ns_;
   double host_scale_;  ///< 1 / the scenario's host speed
   sim::Transport all_to_all_transport_;
+  AllToAllAlgorithm all_to_all_;
   int rank_ = 0;
   std::vector<OpId> pending_waits_;
   OpId last_compute_ = NO_OP;

@@ -301,18 +301,22 @@ void Simulation::arrive(OpId id) {
   const Op& op = ops_[static_cast<std::size_t>(id)];
   const auto& spec = program_.collectives()[static_cast<std::size_t>(op.collective)];
   auto& gpu = gpus_[static_cast<std::size_t>(op.rank)];
-  if (spec.transport == Transport::SM_KERNEL && !sms_free_for_comm(gpu, gpu.running)) {
+  if (spec.transport == Transport::SM_KERNEL && !sms_free_for_comm(gpu, gpu.running, sms_of(spec))) {
     gpu.awaiting_sms.push_back(AwaitingSms{id, gpu.running});
     return;
   }
   join_collective(id);
 }
 
-bool Simulation::sms_free_for_comm(const GpuState& gpu, const std::vector<OpId>& ahead) const {
+double Simulation::sms_of(const CollectiveSpec& spec) const {
+  return spec.sms > 0 ? spec.sms : platform_.gpu.comm_sms;
+}
+
+bool Simulation::sms_free_for_comm(const GpuState& gpu, const std::vector<OpId>& ahead, double needed) const {
   const auto& res = platform_.gpu;
-  double taken = static_cast<double>(gpu.comm_kernels) * res.comm_sms + gpu.pool_sms;
+  double taken = gpu.comm_sms + gpu.pool_sms;
   for (OpId k : ahead) taken += ops_[static_cast<std::size_t>(k)].work.sm_fraction * res.sm_count;
-  return res.sm_count - taken >= res.comm_sms - 1e-9;
+  return res.sm_count - taken >= needed - 1e-9;
 }
 
 void Simulation::kernel_left_gpu(OpId id) {
@@ -325,7 +329,9 @@ void Simulation::kernel_left_gpu(OpId id) {
   for (std::size_t i = 0; i < gpu.awaiting_sms.size();) {
     AwaitingSms& w = gpu.awaiting_sms[i];
     std::erase(w.ahead, id);
-    if (!sms_free_for_comm(gpu, w.ahead)) {
+    const auto& waiting =
+        program_.collectives()[static_cast<std::size_t>(ops_[static_cast<std::size_t>(w.member)].collective)];
+    if (!sms_free_for_comm(gpu, w.ahead, sms_of(waiting))) {
       ++i;
       continue;
     }
@@ -341,6 +347,7 @@ void Simulation::join_collective(OpId id) {
   auto& st = collectives_[static_cast<std::size_t>(op.collective)];
   auto& gpu = gpus_[static_cast<std::size_t>(op.rank)];
   ++(spec.transport == Transport::SM_KERNEL ? gpu.comm_kernels : gpu.copy_collectives);
+  if (spec.transport == Transport::SM_KERNEL) gpu.comm_sms += sms_of(spec);
   mark_dirty(op.rank);
   if (++st.arrived < st.expected) return;
   // Last member in: the collective's data phase begins for everyone (the straggler effect).
@@ -505,6 +512,7 @@ void Simulation::finish_member(OpId id) {
   const auto& spec = program_.collectives()[static_cast<std::size_t>(op.collective)];
   auto& gpu = gpus_[static_cast<std::size_t>(op.rank)];
   --(spec.transport == Transport::SM_KERNEL ? gpu.comm_kernels : gpu.copy_collectives);
+  if (spec.transport == Transport::SM_KERNEL) gpu.comm_sms -= sms_of(spec);
   std::erase(gpu.flowing, op.collective);
   mark_dirty(op.rank);
   auto& st = collectives_[static_cast<std::size_t>(op.collective)];

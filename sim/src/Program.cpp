@@ -106,6 +106,7 @@ int Program::add_collective(CollectiveSpec spec) {
   } else if (spec.bytes < 0) {
     throw ScheduleError("program: collective '" + spec.name + "' has negative bytes");
   }
+  if (spec.sms < 0) throw ScheduleError("program: collective '" + spec.name + "' holds negative SMs");
   auto& index = group_index_.emplace_back();
   for (std::size_t i = 0; i < n; ++i) index.emplace_back(spec.group[i], static_cast<int>(i));
   std::sort(index.begin(), index.end());

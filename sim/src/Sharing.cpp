@@ -31,7 +31,7 @@ void Simulation::recompute_gpu(int rank) {
   gpu.dirty = false;
   const auto& res = platform_.gpu;
   const double sms = res.sm_count;
-  const double held = std::min(sms - 1, static_cast<double>(gpu.comm_kernels) * res.comm_sms + gpu.pool_sms);
+  const double held = std::min(sms - 1, gpu.comm_sms + gpu.pool_sms);
   auto slowdown_of = [&](const KernelWork& w) {
     double slowdown = 1.0;
     if (gpu.comm_kernels > 0)
@@ -96,7 +96,7 @@ std::vector<double> Simulation::share_hbm(int rank, const std::vector<double>& g
       }
       comm.push_back(c);
       demand.push_back(res.comm_hbm_bytes_per_byte * sm_comm_port(rank, bus) / res.hbm_Bps);
-      weight.push_back(res.comm_hbm_weight * res.comm_sms);
+      weight.push_back(res.comm_hbm_weight * sms_of(spec));
     }
   }
   std::vector<double> hbm = weighted_water_fill(std::max(0.0, 1.0 - copy_share), demand, weight);

@@ -129,6 +129,7 @@ struct GpuState {
   /// (collective, group index) of SM-driven collective members whose port rates this GPU sets
   std::vector<std::pair<int, int>> comm_ports;
   int comm_kernels = 0;      ///< SM-driven collective members holding SMs
+  double comm_sms = 0;       ///< the SMs they hold together
   int copy_collectives = 0;  ///< copy-engine collective members in flight (no SMs, but HBM traffic)
   int pool_sms = 0;          ///< SMs held by running persistent kernels
   std::vector<int> flowing;  ///< collectives whose member on this GPU is moving data (HBM traffic)
@@ -169,7 +170,9 @@ class Simulation {
   void start_kernel(OpId id);
   void begin_fluid(OpId id);
   void arrive(OpId id);
-  bool sms_free_for_comm(const GpuState& gpu, const std::vector<OpId>& ahead) const;
+  bool sms_free_for_comm(const GpuState& gpu, const std::vector<OpId>& ahead, double needed) const;
+  /** @brief SMs a member of SM-driven collective `spec` holds. */
+  double sms_of(const CollectiveSpec& spec) const;
   void kernel_left_gpu(OpId id);
   void join_collective(OpId id);
   void begin_flows(int c);

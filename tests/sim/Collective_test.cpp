@@ -171,6 +171,21 @@ TEST(Collective, ContentionSlowsBothSides) {
   EXPECT_EQ(r.ops[0].end, 108046);  // rank 0's gemm is op 0
 }
 
+TEST(Collective, ACollectivesOwnSmCountReplacesThePlatforms) {
+  // As above, but this all-to-all's kernel holds 99 SMs (DeepEP-style reservation) instead of the
+  // platform's 33: 132 - 66 = 66 are free beside the half-GPU kernel, fewer than 99, so the comm kernel
+  // queues until the kernel ends at 100000 (alone: no 1.1x), then runs alone: + 1000 + 70000 = 171000.
+  Program p(8, false);
+  KernelWork half = compute(100000);
+  half.sm_fraction = 0.5;
+  CollectiveSpec spec = balanced_a2a(8, 1e6);
+  spec.sms = 99;
+  auto m = add_everywhere(p, spec, half);
+  auto r = run(test_platform(1, 100, 1000, GpuResources{132, 33, 1.1, 1.25}), p);
+  EXPECT_EQ(r.ops[0].end, 100000);
+  EXPECT_EQ(r.ops[static_cast<std::size_t>(m[0])].end, 171000);
+}
+
 TEST(Collective, KernelsOwnCommDragOverridesThePlatforms) {
   // As above, but the half-GPU kernel drags comm 2x (a light kernel sharing SMs with the comm blocks, such
   // as the router's top-k) instead of the platform's 1.25x. The kernel, 1.1x slower throughout, ends at

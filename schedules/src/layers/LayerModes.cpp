@@ -1,5 +1,7 @@
 #include "LayerModes.hpp"
 
+#include <algorithm>
+#include <cctype>
 #include <charconv>
 
 #include "moesim/common/Error.hpp"
@@ -39,6 +41,25 @@ bool copy_engine_transport(const std::map<std::string, std::string>& options) {
   if (it == options.end() || it->second == "nccl") return false;
   if (it->second == "copy_engine") return true;
   bad_option("transport", it->second, "nccl or copy_engine");
+}
+
+AllToAllAlgorithm all_to_all_algorithm(const std::map<std::string, std::string>& options, int sm_count) {
+  AllToAllAlgorithm a;
+  if (auto it = options.find("a2a"); it != options.end()) {
+    if (it->second == "hierarchical") {
+      a.hierarchical = true;
+    } else if (it->second != "flat") {
+      bad_option("a2a", it->second, "flat or hierarchical");
+    }
+  }
+  if (auto it = options.find("a2a_sms"); it != options.end()) {
+    const auto& v = it->second;
+    const bool digits = !v.empty() && v.size() < 6 && std::all_of(v.begin(), v.end(), ::isdigit);
+    a.sms = digits ? std::stoi(v) : 0;
+    if (a.sms < 1 || a.sms >= sm_count)
+      bad_option("a2a_sms", v, "an integer in [1, " + std::to_string(sm_count - 1) + "]");
+  }
+  return a;
 }
 
 std::vector<LayerMode> layer_modes(bool farskip, const std::map<std::string, std::string>& options,

@@ -4,6 +4,8 @@
 #include <string>
 #include <vector>
 
+#include "ProgramBuilder.hpp"
+
 namespace moesim::schedules::detail {
 
 /**
@@ -37,6 +39,10 @@ bool copy_engine_transport(const std::map<std::string, std::string>& options);
  * after each all-reduce on the comm stream.
  */
 bool quantized_allreduce(const std::map<std::string, std::string>& options);
+
+/** @brief a2a=flat|hierarchical (default flat) and a2a_sms=N (1 <= N < sm_count; default 0: the profile's).
+ */
+AllToAllAlgorithm all_to_all_algorithm(const std::map<std::string, std::string>& options, int sm_count);
 
 /** @brief sync_splits=on|off (default on): Megatron's host sync before Dispatch. */
 bool sync_splits(const std::map<std::string, std::string>& options);

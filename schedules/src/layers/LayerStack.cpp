@@ -16,7 +16,14 @@ std::vector<ScheduleOption> layer_stack_options() {
        "SMs; needs the profile's copy_engine all_to_all tables)"},
       {"allreduce", "bf16|quantized",
        "prefill all-reduces (--moe-comm allreduce) in bf16 (default) or quantized: 1-byte payload with a "
-       "quantize and a dequantize pass around each (vLLM's quantized custom all-reduce on ROCm)"}};
+       "quantize and a dequantize pass around each (vLLM's quantized custom all-reduce on ROCm)"},
+      {"a2a", "flat|hierarchical",
+       "Dispatch/Combine as NCCL's flat all-to-all (default) or DeepEP-style: a token sent once per GPU "
+       "(and across nodes once per node, by RDMA to the same local index, then NVLink forwarding; combine "
+       "reversed), the legs pipelined"},
+      {"a2a_sms", "N",
+       "SMs each all-to-all kernel holds, taken from compute (default: the profile's comm_sms; DeepEP's "
+       "normal kernels: 20)"}};
 }
 
 void validate_layer_stack(const Scenario& s) {
@@ -47,7 +54,7 @@ BuiltProgram build_layer_stack(const Scenario& s, bool farskip) {
   out.program = std::make_shared<sim::Program>(group_size(s), traffic.symmetric);
   const auto transport =
       copy_engine_transport(s.options) ? sim::Transport::COPY_ENGINE : sim::Transport::SM_KERNEL;
-  ProgramBuilder b(s, traffic, *out.program, transport);
+  ProgramBuilder b(s, traffic, *out.program, transport, all_to_all_algorithm(s.options, s.hw.gpu.sm_count));
   for (int r : out.program->simulated_ranks()) {
     b.begin_rank(r);
     if (s.parallel.moe_comm == MoeComm::ALLREDUCE) {

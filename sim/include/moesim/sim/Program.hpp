@@ -78,6 +78,9 @@ struct CollectiveSpec {
   std::shared_ptr<const PairBytes> shared_pair_bytes;
   double bytes = 0;  ///< other kinds: per-rank buffer (nccl-tests size)
   Transport transport = Transport::SM_KERNEL;
+  /// SM_KERNEL: SMs each member's kernel holds while it runs (DeepEP's normal kernels: 20); 0 = the
+  /// platform's GpuResources::comm_sms (NCCL's)
+  int sms = 0;
   /** @brief The all-to-all's byte matrix: shared_pair_bytes if set, else pair_bytes. */
   const PairBytes& pairs() const { return shared_pair_bytes ? *shared_pair_bytes : pair_bytes; }
 };
