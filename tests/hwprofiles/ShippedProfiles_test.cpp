@@ -15,7 +15,8 @@ constexpr double kGB = 1e9;
 constexpr double kTflops = 1e12;
 constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
 
-const std::vector<std::string> kShipped{"a100", "a10g", "b200", "h100", "h200", "mi300x", "mi325x", "mi355x"};
+const std::vector<std::string> kShipped{"a100", "a10g",   "b200",   "h100",  "h200",
+                                        "h800", "mi300x", "mi325x", "mi355x"};
 
 /** The published (datasheet + published measurement) profile, even where a calibrated one also ships. */
 HwProfile shipped(const std::string& name) {
@@ -29,7 +30,7 @@ double large_busbw(const HwProfile& p, CollectiveKind kind, int gpus,
 
 }  // namespace
 
-TEST(ShippedProfiles, TheEightProfilesOfTheSpecAreShipped) {
+TEST(ShippedProfiles, TheProfilesOfTheSpecAndH800AreShipped) {
   EXPECT_EQ(moesim::hw::shipped_profile_names(MOESIM_TEST_DATA_DIR), kShipped);
 }
 

@@ -41,6 +41,27 @@ double pass_overlap_pct(const SimulationResult& r, bool backward) {
   return total > 0 ? 100.0 * (1.0 - static_cast<double>(exposed) / static_cast<double>(total)) : 0.0;
 }
 
+/**
+ * Mean time of one forward `block` ("dispatch", "combine") on rank 0 per layer that has one, in us: from
+ * its first op's start to its last op's end (a hierarchical all-to-all has two legs and a join).
+ */
+double comm_block_us(const SimulationResult& r, const std::string& block) {
+  std::map<int, std::pair<sim::TimeNs, sim::TimeNs>> span;  // layer -> [start, end]
+  const auto& ops = r.program->ops();
+  for (std::size_t i = 0; i < ops.size(); ++i) {
+    if (ops[i].rank != 0 || ops[i].origin.backward || ops[i].origin.block != block) continue;
+    auto [it, fresh] = span.try_emplace(ops[i].origin.layer, r.run.ops[i].start, r.run.ops[i].end);
+    if (!fresh) {
+      it->second.first = std::min(it->second.first, r.run.ops[i].start);
+      it->second.second = std::max(it->second.second, r.run.ops[i].end);
+    }
+  }
+  if (span.empty()) return 0;
+  double total = 0;
+  for (const auto& [layer, s] : span) total += static_cast<double>(s.second - s.first);
+  return total / static_cast<double>(span.size()) / 1e3;
+}
+
 /** The metrics a row may ask of one simulation, kept instead of the whole result. */
 struct SimulatedValues {
   std::map<std::string, double> metric;
@@ -55,7 +76,9 @@ SimulatedValues values_of(const SimulationResult& r) {
               {"sm_util_pct", r.sm_util_pct},
               {"mfu_pct", r.mfu_pct},
               {"forward_overlap_pct", pass_overlap_pct(r, false)},
-              {"backward_overlap_pct", pass_overlap_pct(r, true)}};
+              {"backward_overlap_pct", pass_overlap_pct(r, true)},
+              {"dispatch_us", comm_block_us(r, "dispatch")},
+              {"combine_us", comm_block_us(r, "combine")}};
   for (const schedules::FigureGroup& group : r.figures) {
     for (const schedules::Figure& f : group.values) {
       if (auto number = group.number(f.name)) v.metric[group.key + "." + f.name] = *number;

@@ -15,8 +15,10 @@
  *   {"formula": "name", "args": {...}}           a closed form the model defines (no simulation)
  *
  * Metrics: step_ms, layer_ms, overlap_pct, tokens_per_s, sm_util_pct, mfu_pct, forward_overlap_pct and
- * backward_overlap_pct (overlap of one pass of a training step, rank 0), and every number of a schedule
- * family's figure group as "group.name" (e.g. "flashmoe.dispatch_bytes"). Formulas:
+ * backward_overlap_pct (overlap of one pass of a training step, rank 0), dispatch_us and combine_us (one
+ * forward Dispatch or Combine on rank 0, first op's start to last op's end, mean over MoE layers: with a
+ * number of bytes, {"ratio": [kB, {"value": "dispatch_us"}]} is a bandwidth in GB/s), and every number of
+ * a schedule family's figure group as "group.name" (e.g. "flashmoe.dispatch_bytes"). Formulas:
  * flashmoe_symmetric_tensor_gib (FlashMoE §3.2; args tokens, experts, hidden, element_bytes, tile_m).
  * A "model" flag ending in .json names a spec file beside the data file (a variant of a shipped model).
  * Simulations are shared between rows of one file: each distinct flag set runs once.
