@@ -2,12 +2,12 @@
 
 #include <algorithm>
 #include <filesystem>
-#include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
 
 #include "moesim/common/Error.hpp"
 #include "moesim/common/JsonReader.hpp"
+#include "moesim/common/OutputFile.hpp"
 #include "moesim/sweep/ResultLog.hpp"
 
 namespace moesim::sweep {
@@ -105,9 +105,7 @@ void write_shard_manifest(const std::string& results_path, const std::string& sp
   m["spec_file"] = spec_path;
   m["shard"] = std::to_string(shard.index) + "/" + std::to_string(shard.count);
   m["spec"] = read_json_file(spec_path);
-  std::ofstream out(manifest_path(results_path), std::ios::trunc);
-  if (!out) throw ConfigError(manifest_path(results_path), "", "cannot be written");
-  out << m.dump(2) << "\n";
+  write_file_atomically(manifest_path(results_path), [&](std::ostream& out) { out << m.dump(2) << "\n"; });
 }
 
 MergeSummary merge_shards(const std::string& out, const std::vector<std::string>& dirs,
