@@ -120,6 +120,7 @@ SimulationResult simulate_one(const Scenario& scenario, const Schedule& schedule
   r.degree = built.degree;
   sim::check_acyclic(*r.program);
   sim::Platform platform = cost::make_platform(scenario.hw, node_count(scenario));
+  platform.backend = scenario.engine;
   r.noise = resolve_noise(scenario);
   r.run = run_repeats(platform, *r.program, r);
   r.analysis = sim::analyze(*r.program, r.run);
