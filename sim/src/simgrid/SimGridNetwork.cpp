@@ -1,10 +1,12 @@
 #include "SimGridNetwork.hpp"
 
+#include <simgrid/kernel/resource/Action.hpp>
 #include <simgrid/s4u.hpp>
 
 #include <algorithm>
 #include <cmath>
 #include <string>
+#include <unordered_map>
 
 #include "moesim/common/Error.hpp"
 
@@ -46,12 +48,35 @@ struct SimGridNetwork::Impl {
   };
 
   const Platform& platform;
-  double clock_at_start = 0;         ///< SimGrid's clock runs on across engines; a run's time starts here
-  std::vector<sg4::Link*> links;     ///< per Platform link
-  std::vector<sg4::Host*> direct;    ///< per GPU: its host for one-sided transfers (no port)
-  std::vector<Port> ports;           ///< [(gpu * kKinds + kind) * kPortsPerGpu + k]
-  std::vector<sg4::CommPtr> moving;  ///< comms in flight
-  std::vector<int> moving_flow;      ///< their flow ids
+  double clock_at_start = 0;        ///< SimGrid's clock runs on across engines; a run's time starts here
+  std::vector<sg4::Link*> links;    ///< per Platform link
+  std::vector<sg4::Host*> direct;   ///< per GPU: its host for one-sided transfers (no port)
+  std::vector<Port> ports;          ///< [(gpu * kKinds + kind) * kPortsPerGpu + k]
+  std::vector<sg4::CommPtr> comms;  ///< per flow id, while it moves
+  std::unordered_map<const void*, int> flow_of;  ///< a moving comm's kernel activity → its flow
+  std::vector<int> completed;  ///< flows whose comms SimGrid finished since the engine last looked
+  sg4::SemaphorePtr wake;      ///< released once per finished comm
+  /*
+   * SimGrid 3.32 files each comm under the actor that created it and unfiles it on completion with a
+   * linear list search; one actor creating all comms makes every completion O(comms in flight). So comms
+   * are created by sender actors, one per group of GPUs, that the engine's actor hands them to.
+   */
+  struct FlowStart {
+    int flow;
+    sg4::Host* from;
+    sg4::Host* to;
+    std::uint64_t bytes;
+  };
+  struct Sender {
+    std::vector<FlowStart> queue;
+    sg4::SemaphorePtr go;
+  };
+  std::vector<Sender> senders;
+  std::vector<int> busy_senders;                   ///< senders with queued starts
+  int queued = 0;                                  ///< flows handed to senders and not yet started
+  sg4::SemaphorePtr started;                       ///< released by a sender once its queue is started
+  std::vector<std::pair<int, double>> port_rates;  ///< set once the queued comms have started
+  static Impl* current;  ///< the network of the run in progress (runs are serialized)
 
   explicit Impl(const Platform& p) : platform(p) {}
 
@@ -63,6 +88,8 @@ struct SimGridNetwork::Impl {
     NetPoint* gateway = nullptr;
   };
   void build();
+  void start_senders();
+  void flush();
   GpuZone build_gpu(int gpu, sg4::NetZone* root, const std::string& suffix,
                     std::initializer_list<PortKind> kinds);
 };
@@ -156,21 +183,54 @@ SimGridNetwork::Impl::GpuZone SimGridNetwork::Impl::build_gpu(int gpu, sg4::NetZ
   return z;
 }
 
-SimGridNetwork::SimGridNetwork(const Platform& platform) : impl_(std::make_unique<Impl>(platform)) {
-  impl_->build();
-  impl_->clock_at_start = sg4::Engine::get_clock();
+SimGridNetwork::Impl* SimGridNetwork::Impl::current = nullptr;
+
+/*
+ * Finished comms are learned from the network model's state-change signal, one at a time: waiting on
+ * every moving comm at once (Comm::wait_any) costs O(comms) per completion, which an all-to-all of
+ * thousands of flows cannot afford. SimGrid 3.32 passes the model's action, whose public base (Action)
+ * names the kernel activity, the one our Comm holds.
+ */
+void listen_for_finished_comms() {
+  static const bool listening = [] {
+    sg4::Link::on_communication_state_change_cb([](simgrid::kernel::resource::NetworkAction& network_action,
+                                                   simgrid::kernel::resource::Action::State) {
+      auto* net = SimGridNetwork::Impl::current;
+      if (net == nullptr) return;
+      const auto& action = reinterpret_cast<const simgrid::kernel::resource::Action&>(network_action);
+      if (action.get_state() != simgrid::kernel::resource::Action::State::FINISHED) return;
+      const auto it = net->flow_of.find(action.get_activity());
+      if (it == net->flow_of.end()) return;
+      net->completed.push_back(it->second);
+      net->flow_of.erase(it);
+      net->wake->release();
+    });
+    return true;
+  }();
+  (void)listening;
 }
 
-SimGridNetwork::~SimGridNetwork() = default;
+SimGridNetwork::SimGridNetwork(const Platform& platform) : impl_(std::make_unique<Impl>(platform)) {
+  listen_for_finished_comms();
+  impl_->build();
+  impl_->clock_at_start = sg4::Engine::get_clock();
+  Impl::current = impl_.get();
+}
+
+SimGridNetwork::~SimGridNetwork() {
+  if (Impl::current == impl_.get()) Impl::current = nullptr;
+}
 
 int SimGridNetwork::acquire_port(int gpu, PortKind kind) {
   for (int k = 0; k < kPortsPerGpu; ++k) {
     Impl::Port& p = impl_->port(gpu, kind, k);
     if (p.busy) continue;
     p.busy = true;
+    const int id = static_cast<int>(&p - impl_->ports.data());
+    std::erase_if(impl_->port_rates, [id](const auto& rate) { return rate.first == id; });
     p.out->set_bandwidth(kOpenPortBps);
     if (p.in != p.out) p.in->set_bandwidth(kOpenPortBps);
-    return static_cast<int>(&p - impl_->ports.data());
+    return id;
   }
   throw ScheduleError("engine simgrid: more than " + std::to_string(kPortsPerGpu) +
                       " collectives of one kind in flight at once on GPU " + std::to_string(gpu));
@@ -181,48 +241,86 @@ void SimGridNetwork::release_port(int port) {
 }
 
 void SimGridNetwork::set_port_rate(int port, double bytes_per_s) {
-  Impl::Port& p = impl_->ports.at(static_cast<std::size_t>(port));
   // A stalled port (rate 0) keeps a trickle: SimGrid links need a positive bandwidth.
-  const double rate = std::max(bytes_per_s, 1.0);
-  p.out->set_bandwidth(rate);
-  if (p.in != p.out) p.in->set_bandwidth(rate);
+  impl_->port_rates.emplace_back(port, std::max(bytes_per_s, 1.0));
 }
 
 void SimGridNetwork::start_flow(int flow, int src, int src_port, int dst, int dst_port, double bytes) {
+  Impl& net = *impl_;
   auto host = [&](int gpu, int port) {
-    return port < 0 ? impl_->direct.at(static_cast<std::size_t>(gpu))
-                    : impl_->ports.at(static_cast<std::size_t>(port)).host;
+    return port < 0 ? net.direct.at(static_cast<std::size_t>(gpu))
+                    : net.ports.at(static_cast<std::size_t>(port)).host;
   };
-  const auto size = static_cast<std::uint64_t>(std::ceil(bytes));
-  impl_->moving.push_back(sg4::Comm::sendto_async(host(src, src_port), host(dst, dst_port), size));
-  impl_->moving_flow.push_back(flow);
+  const auto s = static_cast<std::size_t>(src) % net.senders.size();
+  if (net.senders[s].queue.empty()) net.busy_senders.push_back(static_cast<int>(s));
+  net.senders[s].queue.push_back(Impl::FlowStart{flow, host(src, src_port), host(dst, dst_port),
+                                                 static_cast<std::uint64_t>(std::ceil(bytes))});
+  ++net.queued;
 }
 
 int SimGridNetwork::live_flows() const {
-  return static_cast<int>(impl_->moving.size());
+  return static_cast<int>(impl_->flow_of.size()) + impl_->queued;
+}
+
+/** Starts the queued comms (their senders run at this instant), then sets the ports' rates. */
+void SimGridNetwork::Impl::flush() {
+  for (int s : busy_senders) senders[static_cast<std::size_t>(s)].go->release();
+  for (std::size_t i = 0; i < busy_senders.size(); ++i) started->acquire();
+  busy_senders.clear();
+  queued = 0;
+  for (const auto& [p, rate] : port_rates) {
+    Port& port = ports[static_cast<std::size_t>(p)];
+    port.out->set_bandwidth(rate);
+    if (port.in != port.out) port.in->set_bandwidth(rate);
+  }
+  port_rates.clear();
+}
+
+void SimGridNetwork::Impl::start_senders() {
+  wake = sg4::Semaphore::create(0);
+  started = sg4::Semaphore::create(0);
+  const std::size_t count = std::min<std::size_t>(direct.size(), 64);
+  senders.resize(count);
+  for (std::size_t s = 0; s < count; ++s) {
+    senders[s].go = sg4::Semaphore::create(0);
+    sg4::ActorPtr actor = sg4::Actor::create("sender" + std::to_string(s), direct[s], [this, s] {
+      Sender& me = senders[s];
+      for (;;) {
+        me.go->acquire();
+        for (const FlowStart& f : me.queue) {
+          sg4::CommPtr comm = sg4::Comm::sendto_async(f.from, f.to, f.bytes);
+          flow_of.emplace(comm->get_impl(), f.flow);
+          if (static_cast<std::size_t>(f.flow) >= comms.size())
+            comms.resize(static_cast<std::size_t>(f.flow) + 1);
+          comms[static_cast<std::size_t>(f.flow)] = std::move(comm);
+        }
+        me.queue.clear();
+        started->release();
+      }
+    });
+    actor->daemonize();  // ends with the engine's actor
+  }
 }
 
 TimeNs SimGridNetwork::advance(TimeNs until_ns, std::vector<int>& done) {
   Impl& net = *impl_;
   done.clear();
+  if (net.senders.empty()) net.start_senders();
+  net.flush();
   const double deadline = net.clock_at_start + static_cast<double>(until_ns) * 1e-9;
-  if (net.moving.empty()) {
-    if (until_ns >= 0) sg4::this_actor::sleep_until(deadline);
-    return until_ns;
+  if (net.completed.empty()) {
+    if (net.flow_of.empty()) {
+      if (until_ns >= 0) sg4::this_actor::sleep_until(deadline);
+      return until_ns;
+    }
+    const double timeout = until_ns < 0 ? -1.0 : std::max(0.0, deadline - sg4::Engine::get_clock());
+    if (net.wake->acquire_timeout(timeout) && net.completed.empty()) return until_ns;
   }
-  const double timeout = until_ns < 0 ? -1.0 : std::max(0.0, deadline - sg4::Engine::get_clock());
-  sg4::Comm::wait_any_for(net.moving, timeout);
-  // Every comm that completed at this instant, whichever one woke the engine.
-  for (std::size_t i = net.moving.size(); i-- > 0;) {
-    if (net.moving[i]->get_state() != sg4::Activity::State::FINISHED) continue;
-    done.push_back(net.moving_flow[i]);
-    net.moving[i] = std::move(net.moving.back());
-    net.moving.pop_back();
-    net.moving_flow[i] = net.moving_flow.back();
-    net.moving_flow.pop_back();
-  }
+  // Every comm that finished at this instant has signalled: take them all, and their wake-ups.
+  while (!net.wake->would_block()) net.wake->acquire();
+  done.swap(net.completed);
   std::sort(done.begin(), done.end());
-  if (done.empty()) return until_ns;
+  for (int f : done) net.comms[static_cast<std::size_t>(f)].reset();
   const double ns = (sg4::Engine::get_clock() - net.clock_at_start) * 1e9;
   const TimeNs reached = ns <= 0 ? 0 : static_cast<TimeNs>(std::ceil(ns - 1e-6));
   return until_ns >= 0 ? std::min(reached, until_ns) : reached;

@@ -59,6 +59,7 @@ class SimGridNetwork {
 
  private:
   struct Impl;
+  friend void listen_for_finished_comms();
   std::unique_ptr<Impl> impl_;
 };
 
