@@ -26,6 +26,15 @@ CollectiveSpec balanced_a2a(int n, double pair_bytes) {
   return s;
 }
 
+CollectiveSpec ring_all_reduce(int n, double bytes) {
+  CollectiveSpec s;
+  s.name = "ar";
+  s.kind = CollectiveKind::ALL_REDUCE;
+  for (int i = 0; i < n; ++i) s.group.push_back(i);
+  s.bytes = bytes;
+  return s;
+}
+
 /** Every simulated rank: optional kernel `work` on stream 0, its member of `spec` on stream 1. */
 std::vector<OpId> add_everywhere(Program& p, const CollectiveSpec& spec,
                                  const KernelWork& work = compute(0)) {
@@ -60,38 +69,26 @@ TEST(SimGridEngine, BalancedAllToAllMatchesBusBandwidthFullAndSymmetric) {
 TEST(SimGridEngine, RingAllReduceIsAlphaBeta) {
   // 2(n-1)·α + 2(n-1)/n·S/busbw = 6000 + 120000 (n = 4, S = 8e6, 100 B/ns): one comm per hop.
   Program p(4, false);
-  CollectiveSpec s;
-  s.name = "ar";
-  s.kind = CollectiveKind::ALL_REDUCE;
-  s.group = {0, 1, 2, 3};
-  s.bytes = 8e6;
-  auto m = add_everywhere(p, s);
+  auto m = add_everywhere(p, ring_all_reduce(4, 8e6));
   auto r = run(on_simgrid(test_platform()), p);
   for (OpId id : m) EXPECT_NEAR(end_of(r, id), 126000, 1);
 }
 
-TEST(SimGridEngine, UnevenAllToAllFinishesWithItsLargestPair) {
-  // 0→1 carries 2e6 B, 1→0 1e6 B, each alone on its ports at 100 B/ns: both members end at 21000.
-  Program p(2, false);
-  CollectiveSpec s = balanced_a2a(2, 0);
-  s.pair_bytes = {{0, 2e6}, {1e6, 0}};
-  auto m = add_everywhere(p, s);
-  auto r = run(on_simgrid(test_platform()), p);
-  EXPECT_NEAR(end_of(r, m[0]), 21000, 1);
-  EXPECT_NEAR(end_of(r, m[1]), 21000, 1);
-}
-
-TEST(SimGridEngine, CopyEngineGpuSharesOneBudgetForCopiesInAndOut) {
-  // As in Collective_test: the two copies split the 200 B/ns budget until 1→0 lands at 11000; 0→1 then
-  // has it to itself and ends at 16000.
-  Program p(2, false);
-  CollectiveSpec s = balanced_a2a(2, 0);
-  s.pair_bytes = {{0, 2e6}, {1e6, 0}};
-  s.transport = Transport::COPY_ENGINE;
-  auto m = add_everywhere(p, s);
-  auto r = run(on_simgrid(test_platform()), p);
-  EXPECT_NEAR(end_of(r, m[0]), 16000, 1);
-  EXPECT_NEAR(end_of(r, m[1]), 16000, 1);
+TEST(SimGridEngine, UnevenPairFinishesAsTheTransportsPortsAllow) {
+  // 0→1 carries 2e6 B, 1→0 1e6 B. NCCL kernels: each flow alone on its ports at 100 B/ns, both members end
+  // at 21000. Copy engines (as in Collective_test): the two copies split one 200 B/ns budget per GPU until
+  // 1→0 lands at 11000; 0→1 then has it to itself and ends at 16000.
+  for (auto [transport, expected] :
+       {std::pair{Transport::SM_KERNEL, 21000}, {Transport::COPY_ENGINE, 16000}}) {
+    Program p(2, false);
+    CollectiveSpec s = balanced_a2a(2, 0);
+    s.pair_bytes = {{0, 2e6}, {1e6, 0}};
+    s.transport = transport;
+    auto m = add_everywhere(p, s);
+    auto r = run(on_simgrid(test_platform()), p);
+    EXPECT_NEAR(end_of(r, m[0]), expected, 1);
+    EXPECT_NEAR(end_of(r, m[1]), expected, 1);
+  }
 }
 
 TEST(SimGridEngine, ContentionSlowsBothSidesWithTheSharedKernelModel) {
@@ -106,25 +103,6 @@ TEST(SimGridEngine, ContentionSlowsBothSidesWithTheSharedKernelModel) {
   EXPECT_NEAR(end_of(r, 0), 108046, 1);
 }
 
-TEST(SimGridEngine, ConcurrentCollectivesShareGpuPorts) {
-  // Collective.ConcurrentCollectivesShareGpuPorts: two all-to-alls hold a port host each, 14 flows per
-  // 150 GB/s egress link: 1000 + 7e6 / 75 = 94333.3 → 94334.
-  Topology topo;
-  topo.gpu_port_Bps = 150 * GBps;
-  auto cost = [](const CollectiveQuery&) { return CollectiveCost{100 * GBps, 1000}; };
-  Platform plat = on_simgrid(make_platform(topo, GpuResources{132, 0, 1.0, 1.0}, cost));
-  Program p(8, false);
-  for (int r = 0; r < 8; ++r) p.set_streams(r, {"comm0", "comm1"});
-  int c0 = p.add_collective(balanced_a2a(8, 1e6));
-  int c1 = p.add_collective(balanced_a2a(8, 1e6));
-  for (int r = 0; r < 8; ++r) {
-    p.add_collective_member(c0, r, 0, "comm", 0);
-    p.add_collective_member(c1, r, 1, "comm", 0);
-  }
-  auto res = run(plat, p);
-  for (const auto& t : res.ops) EXPECT_NEAR(t.end, 94334, 1);
-}
-
 TEST(SimGridEngine, OneSidedTransfersShareTheirLinks) {
   // Two puts of 1e6 B into GPU 2 (ingress port 1000 B/ns): 500 B/ns each → 2000 ns, after 100 ns latency.
   Program p(8, false);
@@ -133,4 +111,38 @@ TEST(SimGridEngine, OneSidedTransfersShareTheirLinks) {
   auto r = run(on_simgrid(test_platform()), p);
   EXPECT_NEAR(end_of(r, a), 2100, 1);
   EXPECT_NEAR(end_of(r, b), 2100, 1);
+}
+
+TEST(SimGridEngine, AcrossNodesARingsFastHopsTakeLinkShareTheAnalyticLockstepRingLeaves) {
+  // Where the engines differ: a ring over two nodes (16 ranks, S = 1e6 B, 1.875e6 B per hop, bus 80 B/ns)
+  // whose two node-crossing hops go through 10 B/ns NICs, while node 0 runs an all-to-all (1e6 B a pair,
+  // bus 300 B/ns: the 100 B/ns GPU ports bind). No latency.
+  //   analytic: the ring is one lockstep flow at the NIC's 10 B/ns on every hop, so GPUs 0-6 have 90 B/ns
+  //     of egress (and GPUs 1-7 of ingress) left for their 7 all-to-all flows: 1e6 / (90/7) = 77778 ns.
+  //   SimGrid: each intra-node hop is a comm of its own, no longer held to the NIC's pace, and takes its
+  //     max-min share of the GPU port: 100/8 = 12.5 B/ns for every flow there, so 1e6 / 12.5 = 80000 ns.
+  //   Both: the ring ends with its NIC hops, 1.875e6 / 10 = 187500 ns.
+  // A pipelined ring does move at its slowest hop's pace, so here the analytic engine is the closer one;
+  // SimGrid's per-hop comms are what its s4u comms can express (docs/simgrid-engine.md).
+  Topology topo;
+  topo.nodes = 2;
+  topo.gpu_port_Bps = 100 * GBps;
+  topo.nic_Bps = 10 * GBps;
+  auto cost = [](const CollectiveQuery& q) { return CollectiveCost{(q.spans_nodes ? 80 : 300) * GBps, 0}; };
+  const Platform analytic = make_platform(topo, GpuResources{132, 0, 1.0, 1.0}, cost);
+  Program p(16, false);
+  const int c_ring = p.add_collective(ring_all_reduce(16, 1e6));
+  const int c_a2a = p.add_collective(balanced_a2a(8, 1e6));
+  std::vector<OpId> ring_members, a2a_members;
+  for (int r = 0; r < 16; ++r) {
+    p.set_streams(r, {"ring", "a2a"});
+    ring_members.push_back(p.add_collective_member(c_ring, r, 0, "ar", 0));
+    if (r < 8) a2a_members.push_back(p.add_collective_member(c_a2a, r, 1, "a2a", 0));
+  }
+  const auto a = run(analytic, p);
+  const auto s = run(on_simgrid(analytic), p);
+  EXPECT_NEAR(end_of(a, a2a_members[3]), 77778, 1);
+  EXPECT_NEAR(end_of(s, a2a_members[3]), 80000, 1);
+  EXPECT_NEAR(end_of(a, ring_members[5]), 187500, 1);
+  EXPECT_NEAR(end_of(s, ring_members[5]), 187500, 1);
 }

@@ -56,27 +56,7 @@ struct SimGridNetwork::Impl {
   std::unordered_map<const void*, int> flow_of;  ///< a moving comm's kernel activity → its flow
   std::vector<int> completed;  ///< flows whose comms SimGrid finished since the engine last looked
   sg4::SemaphorePtr wake;      ///< released once per finished comm
-  /*
-   * SimGrid 3.32 files each comm under the actor that created it and unfiles it on completion with a
-   * linear list search; one actor creating all comms makes every completion O(comms in flight). So comms
-   * are created by sender actors, one per group of GPUs, that the engine's actor hands them to.
-   */
-  struct FlowStart {
-    int flow;
-    sg4::Host* from;
-    sg4::Host* to;
-    std::uint64_t bytes;
-  };
-  struct Sender {
-    std::vector<FlowStart> queue;
-    sg4::SemaphorePtr go;
-  };
-  std::vector<Sender> senders;
-  std::vector<int> busy_senders;                   ///< senders with queued starts
-  int queued = 0;                                  ///< flows handed to senders and not yet started
-  sg4::SemaphorePtr started;                       ///< released by a sender once its queue is started
-  std::vector<std::pair<int, double>> port_rates;  ///< set once the queued comms have started
-  static Impl* current;  ///< the network of the run in progress (runs are serialized)
+  static Impl* current;        ///< the network of the run in progress (runs are serialized)
 
   explicit Impl(const Platform& p) : platform(p) {}
 
@@ -88,8 +68,6 @@ struct SimGridNetwork::Impl {
     NetPoint* gateway = nullptr;
   };
   void build();
-  void start_senders();
-  void flush();
   GpuZone build_gpu(int gpu, sg4::NetZone* root, const std::string& suffix,
                     std::initializer_list<PortKind> kinds);
 };
@@ -226,11 +204,9 @@ int SimGridNetwork::acquire_port(int gpu, PortKind kind) {
     Impl::Port& p = impl_->port(gpu, kind, k);
     if (p.busy) continue;
     p.busy = true;
-    const int id = static_cast<int>(&p - impl_->ports.data());
-    std::erase_if(impl_->port_rates, [id](const auto& rate) { return rate.first == id; });
     p.out->set_bandwidth(kOpenPortBps);
     if (p.in != p.out) p.in->set_bandwidth(kOpenPortBps);
-    return id;
+    return static_cast<int>(&p - impl_->ports.data());
   }
   throw ScheduleError("engine simgrid: more than " + std::to_string(kPortsPerGpu) +
                       " collectives of one kind in flight at once on GPU " + std::to_string(gpu));
@@ -241,8 +217,11 @@ void SimGridNetwork::release_port(int port) {
 }
 
 void SimGridNetwork::set_port_rate(int port, double bytes_per_s) {
+  Impl::Port& p = impl_->ports.at(static_cast<std::size_t>(port));
   // A stalled port (rate 0) keeps a trickle: SimGrid links need a positive bandwidth.
-  impl_->port_rates.emplace_back(port, std::max(bytes_per_s, 1.0));
+  const double rate = std::max(bytes_per_s, 1.0);
+  p.out->set_bandwidth(rate);
+  if (p.in != p.out) p.in->set_bandwidth(rate);
 }
 
 void SimGridNetwork::start_flow(int flow, int src, int src_port, int dst, int dst_port, double bytes) {
@@ -251,62 +230,22 @@ void SimGridNetwork::start_flow(int flow, int src, int src_port, int dst, int ds
     return port < 0 ? net.direct.at(static_cast<std::size_t>(gpu))
                     : net.ports.at(static_cast<std::size_t>(port)).host;
   };
-  const auto s = static_cast<std::size_t>(src) % net.senders.size();
-  if (net.senders[s].queue.empty()) net.busy_senders.push_back(static_cast<int>(s));
-  net.senders[s].queue.push_back(Impl::FlowStart{flow, host(src, src_port), host(dst, dst_port),
-                                                 static_cast<std::uint64_t>(std::ceil(bytes))});
-  ++net.queued;
+  const auto size = static_cast<std::uint64_t>(std::ceil(bytes));
+  sg4::CommPtr comm = sg4::Comm::sendto_async(host(src, src_port), host(dst, dst_port), size);
+  net.flow_of.emplace(comm->get_impl(), flow);
+  if (static_cast<std::size_t>(flow) >= net.comms.size())
+    net.comms.resize(static_cast<std::size_t>(flow) + 1);
+  net.comms[static_cast<std::size_t>(flow)] = std::move(comm);
 }
 
 int SimGridNetwork::live_flows() const {
-  return static_cast<int>(impl_->flow_of.size()) + impl_->queued;
-}
-
-/** Starts the queued comms (their senders run at this instant), then sets the ports' rates. */
-void SimGridNetwork::Impl::flush() {
-  for (int s : busy_senders) senders[static_cast<std::size_t>(s)].go->release();
-  for (std::size_t i = 0; i < busy_senders.size(); ++i) started->acquire();
-  busy_senders.clear();
-  queued = 0;
-  for (const auto& [p, rate] : port_rates) {
-    Port& port = ports[static_cast<std::size_t>(p)];
-    port.out->set_bandwidth(rate);
-    if (port.in != port.out) port.in->set_bandwidth(rate);
-  }
-  port_rates.clear();
-}
-
-void SimGridNetwork::Impl::start_senders() {
-  wake = sg4::Semaphore::create(0);
-  started = sg4::Semaphore::create(0);
-  const std::size_t count = std::min<std::size_t>(direct.size(), 64);
-  senders.resize(count);
-  for (std::size_t s = 0; s < count; ++s) {
-    senders[s].go = sg4::Semaphore::create(0);
-    sg4::ActorPtr actor = sg4::Actor::create("sender" + std::to_string(s), direct[s], [this, s] {
-      Sender& me = senders[s];
-      for (;;) {
-        me.go->acquire();
-        for (const FlowStart& f : me.queue) {
-          sg4::CommPtr comm = sg4::Comm::sendto_async(f.from, f.to, f.bytes);
-          flow_of.emplace(comm->get_impl(), f.flow);
-          if (static_cast<std::size_t>(f.flow) >= comms.size())
-            comms.resize(static_cast<std::size_t>(f.flow) + 1);
-          comms[static_cast<std::size_t>(f.flow)] = std::move(comm);
-        }
-        me.queue.clear();
-        started->release();
-      }
-    });
-    actor->daemonize();  // ends with the engine's actor
-  }
+  return static_cast<int>(impl_->flow_of.size());
 }
 
 TimeNs SimGridNetwork::advance(TimeNs until_ns, std::vector<int>& done) {
   Impl& net = *impl_;
   done.clear();
-  if (net.senders.empty()) net.start_senders();
-  net.flush();
+  if (!net.wake) net.wake = sg4::Semaphore::create(0);
   const double deadline = net.clock_at_start + static_cast<double>(until_ns) * 1e-9;
   if (net.completed.empty()) {
     if (net.flow_of.empty()) {
