@@ -47,7 +47,8 @@ void add_scenario_options(CLI::App& sub, ScenarioOptions& o) {
   sub.add_option("--capacity-factor", o.capacity_factor, "Expert capacity factor (0: dropless)")
       ->capture_default_str()
       ->check(finite_in(0, 1000));  // CLI::NonNegativeNumber accepts nan and 1e308
-  sub.add_option("--engine", o.engine, "analytic (the SimGrid backend is not built yet)")
+  sub.add_option("--engine", o.engine,
+                 "analytic (the default) or simgrid (SimGrid's network model moves the data)")
       ->capture_default_str();
   sub.add_option("--cluster", o.cluster,
                  "Cluster file: nodes, NICs, switch fabric (hwprofiles/clusters/; default: one switch)");

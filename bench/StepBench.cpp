@@ -70,6 +70,26 @@ BENCHMARK(BM_DeepSeekV3Step)
     ->Iterations(1);
 
 /**
+ * BENCHMARKS.md's engine comparison: DeepSeek-V3's training step at EP 64 over 8 nodes of H100s, balanced
+ * routing (a symmetric program: rank 0's ops; under --engine simgrid the network moves every rank's
+ * data, 4,032 comms per all-to-all), `moesim simulate --model deepseek-v3 --hw h100 --ep 64 --nodes 8
+ * --tokens 4096 --seq 4096 --engine analytic|simgrid`, the power governor included (its re-runs too).
+ */
+void BM_DeepSeekV3Ep64StepPerEngine(benchmark::State& state) {
+  schedules::Scenario s = step("deepseek-v3", 64, 61, "balanced");
+  s.per_rank = false;
+  s.engine = state.range(0) == 0 ? sim::Backend::ANALYTIC : sim::Backend::SIMGRID;
+  run_step(state, s);
+}
+BENCHMARK(BM_DeepSeekV3Ep64StepPerEngine)
+    ->ArgName("simgrid")
+    ->Arg(0)
+    ->Arg(1)
+    ->Unit(benchmark::kSecond)
+    ->UseRealTime()
+    ->Iterations(1);
+
+/**
  * 1,024 GPUs, one expert each: DeepSeek-V3 has 256 routed experts, so EP 1024 needs a variant with 1,024
  * (bench/deepseek-v3-1024-experts.json: DeepSeek-V3's layers, 1,024 experts, top-8), over 128 nodes.
  * Balanced routing, every rank simulated: the row measures the memory of a 1,024-rank program and run.

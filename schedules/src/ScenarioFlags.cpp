@@ -135,10 +135,10 @@ const std::vector<std::string>& ScenarioFlags::names() {
 }
 
 Scenario make_scenario(const ScenarioFlags& o) {
-  if (o.engine != "analytic")
-    throw ConfigError("", "--engine",
-                      "= \"" + o.engine + "\": only the analytic engine is available in this build");
+  if (o.engine != "analytic" && o.engine != "simgrid")
+    throw ConfigError("", "--engine", "= \"" + o.engine + "\": expected analytic or simgrid");
   Scenario s;
+  s.engine = o.engine == "simgrid" ? sim::Backend::SIMGRID : sim::Backend::ANALYTIC;
   s.model = models::load_model(o.model);
   s.hw = hw::load_profile(o.hw);
   if (!o.cluster.empty()) s.cluster = hw::load_cluster(o.cluster);

@@ -121,6 +121,7 @@ SimulationResult simulate_one(const Scenario& scenario, const Schedule& schedule
   sim::check_acyclic(*r.program);
   sim::Platform platform =
       cost::make_platform(scenario.hw, node_count(scenario), scenario.cluster ? &*scenario.cluster : nullptr);
+  platform.backend = scenario.engine;
   r.noise = resolve_noise(scenario);
   r.run = run_repeats(platform, *r.program, r);
   r.analysis = sim::analyze(*r.program, r.run);

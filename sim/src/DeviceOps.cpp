@@ -92,6 +92,10 @@ void Simulation::begin_transfer(OpId id) {
   }
   Flow f;
   f.transfer = id;
+  if (grid_ != nullptr) {
+    add_grid_flow(std::move(f), op.bytes, op.rank, -1, op.dst_rank, -1);
+    return;
+  }
   const Route route = platform_.route(op.rank, op.dst_rank);
   std::vector<int> links;
   for (int link : route.source_side) links.push_back(link_resource_[static_cast<std::size_t>(link)]);

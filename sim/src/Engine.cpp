@@ -8,8 +8,9 @@
 
 namespace moesim::sim::detail {
 
-Simulation::Simulation(const Platform& platform, const Program& program, const JitterSpec& jitter)
-    : platform_(platform), program_(program), ops_(program.ops()), network_(max_min_mode()) {
+Simulation::Simulation(const Platform& platform, const Program& program, const JitterSpec& jitter,
+                       SimGridNetwork* grid)
+    : platform_(platform), program_(program), grid_(grid), ops_(program.ops()), network_(max_min_mode()) {
   program.validate();
   if (jitter.scope != JitterScope::NONE && program.is_symmetric())
     throw ScheduleError("jitter needs a per-rank program (every rank simulated)");
@@ -87,7 +88,7 @@ Simulation::Simulation(const Platform& platform, const Program& program, const J
       ++collectives_[c].expected;
     }
   }
-  add_link_resources();
+  if (grid_ == nullptr) add_link_resources();
 }
 
 void Simulation::schedule(TimeNs at, EventType type, int target, std::uint64_t version) {
@@ -107,6 +108,20 @@ RunResult Simulation::run() {
   for (OpId id = 0; id < static_cast<OpId>(ops_.size()); ++id) {
     if (!ops_[static_cast<std::size_t>(id)].is_host_launched()) try_start_device(id);
   }
+  if (grid_ == nullptr) {
+    run_analytic();
+  } else {
+    run_on_grid();
+  }
+  check_all_ran();
+  RunResult result;
+  for (const auto& t : timing_) result.makespan_ns = std::max(result.makespan_ns, t.end);
+  result.ops = std::move(timing_);
+  result.events = processed_;
+  return result;
+}
+
+void Simulation::run_analytic() {
   while (!events_.empty() || !flow_events_.empty()) {
     now_ = flow_event_first() ? flow_events_.top().key.time : events_.top().time;
     for (;;) {
@@ -123,18 +138,25 @@ RunResult Simulation::run() {
       events_.pop();
       handle(e);
     }
-    // GPUs in rank order: their kernels' completions are scheduled in that order.
-    std::sort(dirty_gpus_.begin(), dirty_gpus_.end());
-    for (int r : dirty_gpus_) recompute_gpu(r);
-    dirty_gpus_.clear();
-    if (network_dirty_) recompute_network();
+    settle_step();
   }
-  check_all_ran();
-  RunResult result;
-  for (const auto& t : timing_) result.makespan_ns = std::max(result.makespan_ns, t.end);
-  result.ops = std::move(timing_);
-  result.events = processed_;
-  return result;
+}
+
+void Simulation::handle_events_at_now() {
+  while (!events_.empty() && events_.top().time == now_) {
+    Event e = events_.top();
+    events_.pop();
+    handle(e);
+  }
+}
+
+/** After a time step's events: new kernel rates, then (if anything moved) the network's shares. */
+void Simulation::settle_step() {
+  // GPUs in rank order: their kernels' completions are scheduled in that order.
+  std::sort(dirty_gpus_.begin(), dirty_gpus_.end());
+  for (int r : dirty_gpus_) recompute_gpu(r);
+  dirty_gpus_.clear();
+  if (network_dirty_) recompute_network();
 }
 
 void Simulation::handle(const Event& e) {
@@ -378,7 +400,7 @@ void Simulation::join_collective(OpId id) {
   schedule(now_ + ceil_ns(steps * step_ns), EventType::LATENCY_DONE, op.collective);
 }
 
-void Simulation::begin_flows(int c) {
+void Simulation::start_analytic_flows(int c) {
   const auto& spec = program_.collectives()[static_cast<std::size_t>(c)];
   auto& st = collectives_[static_cast<std::size_t>(c)];
   const int n = static_cast<int>(spec.group.size());
@@ -398,16 +420,7 @@ void Simulation::begin_flows(int c) {
   auto start = [&](Flow f, double bytes) {
     if (bytes <= 0) return;
     f.collective = c;
-    if (f.whole_ring) {
-      for (int i = 0; i < n; ++i) {
-        if (st.member_at[static_cast<std::size_t>(i)] != NO_OP) ++st.outstanding[static_cast<std::size_t>(i)];
-      }
-    } else {
-      for (int idx : {f.sender, f.receiver}) {
-        if (st.member_at[static_cast<std::size_t>(idx)] != NO_OP)
-          ++st.outstanding[static_cast<std::size_t>(idx)];
-      }
-    }
+    hold_members(st, f);
     add_flow(std::move(f), bytes, resources);
   };
   if (n > 1 && spec.kind == CollectiveKind::ALL_TO_ALL) {
@@ -453,6 +466,17 @@ void Simulation::begin_flows(int c) {
       start(std::move(f), bytes);
     }
   }
+}
+
+void Simulation::begin_flows(int c) {
+  if (grid_ != nullptr) {
+    begin_grid_flows(c);
+  } else {
+    start_analytic_flows(c);
+  }
+  const auto& spec = program_.collectives()[static_cast<std::size_t>(c)];
+  auto& st = collectives_[static_cast<std::size_t>(c)];
+  const int n = static_cast<int>(spec.group.size());
   ++port_blocks_;
   st.flowing = true;
   network_dirty_ = true;
@@ -471,6 +495,19 @@ void Simulation::begin_flows(int c) {
   }
 }
 
+/** The members a flow's completion releases (a ring: all of them) wait for it. */
+void Simulation::hold_members(CollectiveState& st, const Flow& f) {
+  if (f.whole_ring) {
+    for (std::size_t i = 0; i < st.member_at.size(); ++i) {
+      if (st.member_at[i] != NO_OP) ++st.outstanding[i];
+    }
+    return;
+  }
+  for (int idx : {f.sender, f.receiver}) {
+    if (st.member_at[static_cast<std::size_t>(idx)] != NO_OP) ++st.outstanding[static_cast<std::size_t>(idx)];
+  }
+}
+
 int Simulation::add_flow(Flow flow, double bytes, const std::vector<int>& resources) {
   flow.remaining = bytes;
   flow.last = now_;
@@ -486,7 +523,13 @@ void Simulation::finish_flow(int f) {
   auto& flow = flows_[static_cast<std::size_t>(f)];
   flow.done = true;
   flow.remaining = 0;
-  network_.remove_flow(f);
+  if (grid_ != nullptr) {
+    free_grid_ids_.push_back(f);
+    if (flow.collective >= 0 && --collectives_[static_cast<std::size_t>(flow.collective)].grid_flows == 0)
+      close_ports_when_idle(flow.collective);
+  } else {
+    network_.remove_flow(f);
+  }
   --live_flows_;
   network_dirty_ = true;
   if (flow.transfer != NO_OP) {
@@ -515,13 +558,19 @@ void Simulation::finish_member(OpId id) {
   if (spec.transport == Transport::SM_KERNEL) gpu.comm_sms -= sms_of(spec);
   std::erase(gpu.flowing, op.collective);
   mark_dirty(op.rank);
-  auto& st = collectives_[static_cast<std::size_t>(op.collective)];
-  bool all_done = std::all_of(st.outstanding.begin(), st.outstanding.end(), [](int o) { return o == 0; });
-  if (all_done && st.flowing) {
-    st.flowing = false;
-    close_ports(op.collective);
-  }
+  close_ports_when_idle(op.collective);
   finish_op(id);
+}
+
+/** A collective's ports close once no member waits and (SimGrid) none of its comms still moves. */
+void Simulation::close_ports_when_idle(int c) {
+  auto& st = collectives_[static_cast<std::size_t>(c)];
+  const bool all_done =
+      std::all_of(st.outstanding.begin(), st.outstanding.end(), [](int o) { return o == 0; });
+  if (all_done && st.flowing && st.grid_flows == 0) {
+    st.flowing = false;
+    close_ports(c);
+  }
 }
 
 void Simulation::finish_op(OpId id) {
@@ -615,11 +664,11 @@ void Simulation::check_all_ran() const {
 
 namespace moesim::sim {
 RunResult run(const Platform& platform, const Program& program) {
-  detail::Simulation simulation(platform, program);
-  return simulation.run();
+  return run(platform, program, JitterSpec{});
 }
 
 RunResult run(const Platform& platform, const Program& program, const JitterSpec& jitter) {
+  if (platform.backend == Backend::SIMGRID) return detail::run_on_simgrid(platform, program, jitter);
   detail::Simulation simulation(platform, program, jitter);
   return simulation.run();
 }

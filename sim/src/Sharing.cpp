@@ -7,6 +7,7 @@
 #include "MaxMin.hpp"
 #include "Simulation.hpp"
 #include "moesim/common/Error.hpp"
+#include "simgrid/SimGridNetwork.hpp"
 
 namespace moesim::sim::detail {
 
@@ -166,8 +167,19 @@ void Simulation::open_ports(int c) {
   auto& st = collectives_[static_cast<std::size_t>(c)];
   const auto n = spec.group.size();
   const bool copy = spec.transport == Transport::COPY_ENGINE;
-  const std::uint64_t base = (port_blocks_ + 1) << 32;  // after every link
-  for (std::size_t p = 0; p < (copy ? n : 2 * n); ++p) st.ports.push_back(network_.add_resource(0, base + p));
+  if (grid_ != nullptr) {
+    // SimGrid: each member holds a port host of its GPU; its out link is the egress port, its in link
+    // the ingress port (one link for both with copy engines).
+    const PortKind kind = copy                                      ? PortKind::COPY
+                          : spec.kind == CollectiveKind::ALL_TO_ALL ? PortKind::PAIRWISE
+                                                                    : PortKind::RING;
+    for (std::size_t i = 0; i < n; ++i) st.ports.push_back(grid_->acquire_port(spec.group[i], kind));
+    if (!copy) st.ports.insert(st.ports.end(), st.ports.begin(), st.ports.end());
+  } else {
+    const std::uint64_t base = (port_blocks_ + 1) << 32;  // after every link
+    for (std::size_t p = 0; p < (copy ? n : 2 * n); ++p)
+      st.ports.push_back(network_.add_resource(0, base + p));
+  }
   opened_ports_.push_back(c);
   if (copy) return;
   for (std::size_t i = 0; i < n; ++i) {
@@ -179,10 +191,14 @@ void Simulation::open_ports(int c) {
 void Simulation::close_ports(int c) {
   auto& st = collectives_[static_cast<std::size_t>(c)];
   if (st.ports.empty()) return;
-  for (int port : st.ports) network_.remove_resource(port);
+  const auto& spec = program_.collectives()[static_cast<std::size_t>(c)];
+  if (grid_ != nullptr) {
+    for (std::size_t i = 0; i < spec.group.size(); ++i) grid_->release_port(st.ports[i]);
+  } else {
+    for (int port : st.ports) network_.remove_resource(port);
+  }
   st.ports.clear();
   std::erase(opened_ports_, c);
-  const auto& spec = program_.collectives()[static_cast<std::size_t>(c)];
   if (spec.transport == Transport::COPY_ENGINE) return;
   for (int r : spec.group) {
     std::erase_if(gpus_[static_cast<std::size_t>(gpu_of(r))].comm_ports,
@@ -201,11 +217,20 @@ void Simulation::update_member_ports(int c, int member) {
     // all-to-all that sends and receives the same reproduces the table, a GPU that sends more than it
     // receives (a Combine from hot experts) uses what the idle direction leaves. A symmetric run
     // carries only rank 0's sends, so there the port is the table's rate alone.
-    network_.set_capacity(st.ports[i], program_.is_symmetric() ? bus : 2 * bus);
+    // SimGrid moves every member's data, so its ports are those of a full program.
+    if (grid_ != nullptr) {
+      grid_->set_port_rate(st.ports[i], 2 * bus * 1e9);
+    } else {
+      network_.set_capacity(st.ports[i], program_.is_symmetric() ? bus : 2 * bus);
+    }
     return;
   }
   const int gpu = gpu_of(spec.group[i]);
   const double rate = std::min(sm_comm_port(gpu, bus), comm_bus_cap(gpu, c) / 1e9);
+  if (grid_ != nullptr) {
+    grid_->set_port_rate(st.ports[i], rate * 1e9);  // the port host's out and in links
+    return;
+  }
   network_.set_capacity(st.ports[i], rate);      // egress
   network_.set_capacity(st.ports[n + i], rate);  // ingress
 }
@@ -224,6 +249,7 @@ void Simulation::recompute_network() {
     for (const auto& [c, member] : gpu.comm_ports) update_member_ports(c, member);
   }
   ports_changed_gpus_.clear();
+  if (grid_ != nullptr) return;  // SimGrid shares the links among its comms itself
   for (int f : network_.solve()) set_flow_rate(f, network_.rate(f));
 }
 

@@ -30,6 +30,8 @@ inline constexpr TimeNs kLastNs = TimeNs{1} << 61;
                       "the scenario or the hardware profile");
 }
 
+class SimGridNetwork;
+
 /** Durations become whole nanoseconds, rounded up; a sub-picosecond excess is float noise, not time. */
 inline TimeNs ceil_ns(double ns) {
   if (!(ns < static_cast<double>(kLastNs))) beyond_time_limit(ns);  // also NaN
@@ -107,6 +109,7 @@ struct CollectiveState {
   /// Its ports in the network, while its data moves: SM-driven, egress of member i at i and ingress at
   /// n + i; copy engines, one port per member for both directions.
   std::vector<int> ports;
+  int grid_flows = 0;  ///< SimGrid: its comms still moving (symmetric runs move non-simulated members' too)
 };
 
 struct HostState {
@@ -156,12 +159,25 @@ struct PoolState {
  */
 MaxMinSystem::Mode max_min_mode();
 
+/** The SimGrid backend's run (sim/src/simgrid/SimGridRun.cpp); one at a time per process. */
+RunResult run_on_simgrid(const Platform& platform, const Program& program, const JitterSpec& jitter);
+
 class Simulation {
  public:
-  Simulation(const Platform& platform, const Program& program, const JitterSpec& jitter = {});
+  /**
+   * `grid` null: the analytic engine (max-min shares solved here). Otherwise flows are SimGrid comms on
+   * `grid`, run() must be called from a SimGrid actor, and a symmetric program's collectives move every
+   * member's data (rank 0's kernels stand for each rank's, the network sees all of the traffic).
+   */
+  Simulation(const Platform& platform, const Program& program, const JitterSpec& jitter = {},
+             SimGridNetwork* grid = nullptr);
   RunResult run();
 
  private:
+  void run_analytic();
+  void run_on_grid();
+  void handle_events_at_now();
+  void settle_step();
   void schedule(TimeNs at, EventType type, int target, std::uint64_t version = 0);
   void handle(const Event& e);
   void advance_host(int rank);
@@ -176,12 +192,18 @@ class Simulation {
   void kernel_left_gpu(OpId id);
   void join_collective(OpId id);
   void begin_flows(int c);
+  void start_analytic_flows(int c);
+  void hold_members(CollectiveState& st, const Flow& f);
   int add_flow(Flow flow, double bytes, const std::vector<int>& resources);
+  /** SimGrid: a flow from GPU src to dst through ports (-1: none), as a comm. */
+  int add_grid_flow(Flow flow, double bytes, int src, int src_port, int dst, int dst_port);
+  void begin_grid_flows(int c);
   void open_ports(int c);
   void close_ports(int c);
   void update_member_ports(int c, int member);
   void finish_flow(int f);
   void finish_member(OpId id);
+  void close_ports_when_idle(int c);
   void finish_op(OpId id);
   void recompute_gpu(int rank);
   void recompute_network();
@@ -206,6 +228,8 @@ class Simulation {
 
   const Platform& platform_;
   const Program& program_;
+  SimGridNetwork* grid_;            ///< null: the analytic network
+  std::vector<int> free_grid_ids_;  ///< SimGrid: finished flow ids to reuse
   const std::vector<Op>& ops_;
   std::vector<OpTiming> timing_;
   std::vector<int> deps_left_;

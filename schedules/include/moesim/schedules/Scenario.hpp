@@ -13,6 +13,7 @@
 #include "moesim/models/ModelSpec.hpp"
 #include "moesim/models/Routing.hpp"
 #include "moesim/sim/Jitter.hpp"
+#include "moesim/sim/Types.hpp"
 
 namespace moesim::schedules {
 
@@ -102,6 +103,7 @@ struct Scenario {
    * host op takes its time divided by this
    */
   double host_speed = 1;
+  sim::Backend engine = sim::Backend::ANALYTIC;  ///< --engine: analytic | simgrid
 };
 
 /** @brief The scenario's implementation profile's name ("fused" when it has none). */

@@ -113,6 +113,7 @@ struct Route {
 /** @brief The whole machine. Build with make_platform(). */
 struct Platform {
   Topology topology;
+  Backend backend = Backend::ANALYTIC;  ///< what sim::run() simulates it with
   GpuResources gpu;
   CollectiveCostFn collective_cost;
   std::vector<Link> links;
