@@ -1,6 +1,7 @@
 // Whole steps: pipeline schedules against their textbook bubble, and two-batch overlap's interleaving.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <string>
 
 #include "moesim/common/Error.hpp"
@@ -132,4 +133,41 @@ TEST(TwoBatchOverlap, OneHalfComputesUnderTheOtherHalfsAllToAll) {
   regular.options.clear();
   regular.options["sync_splits"] = "off";
   EXPECT_LT(r.step_ms, simulate(regular).step_ms);
+}
+
+// ZeRO-1 over two replicas of an EP-8 stage: Qwen3-30B-A3B's routed experts, 128 x 3 x 2048 x 768 =
+// 603,979,776 weights a layer, 75,497,472 on each of 8 ranks, reduce-scatter their 16-bit gradients over the
+// 2 replicas, one bucket a layer (each past Megatron's 40M-parameter bucket); the dense weights' group is the
+// 8 EP ranks of both replicas (16). Adam starts once every reduction is done.
+TEST(DataParallel, ZeroOneReducesEachLayersExpertGradientsOverTheReplicas) {
+  Scenario s = pipelined(8, 1, 2, 2);
+  s.parallel.dp = 2;
+  s.optimizer = Optimizer::ZERO1;
+  const auto r = simulate(s);
+  int expert_buckets = 0, dense_buckets = 0, gathers = 0;
+  for (const sim::CollectiveSpec& c : r.program->collectives()) {
+    if (c.name.rfind("dp.grad_reducescatter", 0) == 0) {
+      if (c.group.size() == 2) {
+        ++expert_buckets;
+        EXPECT_DOUBLE_EQ(c.bytes, 75'497'472.0 * 2) << c.name;
+        EXPECT_EQ(c.group[1] - c.group[0], 8) << "replica 1's rank of the same EP index";
+      } else {
+        ++dense_buckets;
+        EXPECT_EQ(c.group.size(), 16u) << c.name;
+      }
+    }
+    if (c.name.rfind("dp.param_allgather", 0) == 0) ++gathers;
+  }
+  EXPECT_EQ(expert_buckets, 2);
+  EXPECT_EQ(dense_buckets, 1);  // 2 layers x ~19M dense weights fit one 40M bucket
+  EXPECT_EQ(gathers, 3);
+  sim::TimeNs last_reduction = 0, adam_start = -1;
+  const auto& ops = r.program->ops();
+  for (std::size_t i = 0; i < ops.size(); ++i) {
+    if (ops[i].rank != 0) continue;
+    if (ops[i].category == "dp_reducescatter") last_reduction = std::max(last_reduction, r.run.ops[i].end);
+    if (ops[i].name == "optimizer.adam") adam_start = r.run.ops[i].start;
+  }
+  EXPECT_GE(adam_start, last_reduction);
+  EXPECT_GT(last_reduction, 0);
 }
