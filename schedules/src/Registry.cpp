@@ -48,6 +48,10 @@ const Schedule& find_schedule(const std::string& name) {
   throw ConfigError("", "--schedule", "= \"" + name + "\": unknown schedule (known: " + names + ")");
 }
 
+void require_schedule(bool ok, const std::string& message) {
+  if (!ok) throw ScheduleError(message);
+}
+
 const PipelineSchedule& find_pipeline_schedule(const std::string& name) {
   if (const PipelineSchedule* s = schedule_registry().find_pipeline(name)) return *s;
   std::string names;

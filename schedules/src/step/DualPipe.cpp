@@ -1,6 +1,5 @@
 // The `dualpipe` pipeline schedule: DeepSeek-V3's bidirectional pipeline (DeepSeek-V3 report §3.2.1; the
 // deepseek-ai/DualPipe README), with overlapped forward-backward chunk pairs and zero-bubble weight passes.
-#include "moesim/common/Error.hpp"
 #include "moesim/schedules/Registry.hpp"
 
 namespace moesim::schedules::families {
@@ -86,9 +85,6 @@ std::vector<PipelineAction> dualpipe_order(const Scenario& s, int rank) {
   return order;
 }
 
-void require(bool ok, const std::string& message) {
-  if (!ok) throw ScheduleError(message);
-}
 }  // namespace
 
 void pipeline_dualpipe(ScheduleRegistry& registry) {
@@ -99,10 +95,12 @@ void pipeline_dualpipe(ScheduleRegistry& registry) {
       "and backward chunks run as overlapped pairs (attention, dispatch, MLP, combine interleaved so each "
       "hides the other's all-to-all); weight gradients fill the bubbles";
   dualpipe.validate = [](const Scenario& s) {
-    require(s.parallel.pp >= 2 && s.parallel.pp % 2 == 0, "--pp-schedule dualpipe needs an even --pp >= 2");
-    require(s.parallel.vpp == 1, "--pp-schedule dualpipe places two parts per rank itself: use --vpp 1");
-    require(s.workload.micro_batches % 2 == 0 && s.workload.micro_batches >= 2 * s.parallel.pp,
-            "--pp-schedule dualpipe needs an even --micro-batches >= 2 x --pp (DualPipe's rule)");
+    require_schedule(s.parallel.pp >= 2 && s.parallel.pp % 2 == 0,
+                     "--pp-schedule dualpipe needs an even --pp >= 2");
+    require_schedule(s.parallel.vpp == 1,
+                     "--pp-schedule dualpipe places two parts per rank itself: use --vpp 1");
+    require_schedule(s.workload.micro_batches % 2 == 0 && s.workload.micro_batches >= 2 * s.parallel.pp,
+                     "--pp-schedule dualpipe needs an even --micro-batches >= 2 x --pp (DualPipe's rule)");
   };
   dualpipe.parts = [](const Scenario& s) { return s.parallel.pp; };
   dualpipe.place = [](const Scenario& s, int micro_batch, int part) {

@@ -2,7 +2,6 @@
 // interleaved variant with virtual stages (Narayanan et al., SC'21, §2.2), as schedules.py orders them.
 #include <algorithm>
 
-#include "moesim/common/Error.hpp"
 #include "moesim/schedules/Registry.hpp"
 
 namespace moesim::schedules::families {
@@ -79,9 +78,6 @@ std::vector<PipelineAction> interleaved(const Scenario& s, int stage) {
   return order;
 }
 
-void require(bool ok, const std::string& message) {
-  if (!ok) throw ScheduleError(message);
-}
 }  // namespace
 
 void pipeline_megatron(ScheduleRegistry& registry) {
@@ -91,10 +87,10 @@ void pipeline_megatron(ScheduleRegistry& registry) {
       "Megatron's one-forward-one-backward pipeline: P - s - 1 warm-up forwards on stage s, then forward "
       "and backward alternate (bubble (P - 1)(F + B)); with --pp 1 plain gradient accumulation";
   plain.validate = [](const Scenario& s) {
-    require(s.parallel.vpp == 1,
-            "--pp-schedule 1f1b runs one model chunk per stage: use --pp-schedule "
-            "interleaved for --vpp " +
-                std::to_string(s.parallel.vpp));
+    require_schedule(s.parallel.vpp == 1,
+                     "--pp-schedule 1f1b runs one model chunk per stage: use --pp-schedule "
+                     "interleaved for --vpp " +
+                         std::to_string(s.parallel.vpp));
   };
   plain.parts = [](const Scenario& s) { return s.parallel.pp; };
   plain.place = [](const Scenario&, int, int part) { return PipelinePlace{part, 0}; };
@@ -108,9 +104,9 @@ void pipeline_megatron(ScheduleRegistry& registry) {
       "Megatron's interleaved 1F1B: --vpp V model chunks per stage (chunk v of stage s is part vP + s), "
       "bubble (P - 1)(F + B)/V at V times the point-to-point transfers";
   virtual_stages.validate = [](const Scenario& s) {
-    require(s.parallel.vpp >= 2, "--pp-schedule interleaved needs --vpp >= 2");
-    require(s.workload.micro_batches % s.parallel.pp == 0,
-            "--pp-schedule interleaved needs --micro-batches divisible by --pp (Megatron's rule)");
+    require_schedule(s.parallel.vpp >= 2, "--pp-schedule interleaved needs --vpp >= 2");
+    require_schedule(s.workload.micro_batches % s.parallel.pp == 0,
+                     "--pp-schedule interleaved needs --micro-batches divisible by --pp (Megatron's rule)");
   };
   virtual_stages.parts = [](const Scenario& s) { return s.parallel.pp * s.parallel.vpp; };
   virtual_stages.place = [](const Scenario& s, int, int part) {

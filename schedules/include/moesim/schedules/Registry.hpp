@@ -151,6 +151,8 @@ ScheduleRegistry& schedule_registry();
 
 /** @brief The schedule `name`; ConfigError at --schedule listing the known names otherwise. */
 const Schedule& find_schedule(const std::string& name);
+/** @brief ScheduleError(message) unless `ok`: how a schedule's validate() refuses a scenario. */
+void require_schedule(bool ok, const std::string& message);
 /** @brief The pipeline schedule `name`; ConfigError at --pp-schedule listing the known names otherwise. */
 const PipelineSchedule& find_pipeline_schedule(const std::string& name);
 
