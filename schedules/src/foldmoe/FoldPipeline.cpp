@@ -248,9 +248,8 @@ class FoldEmitter {
       for (int j = 0; j < groups; ++j) {
         double bytes = 0;  // rows of sender (lane, i) for TP group j's experts
         for (int dst = j * tp_; dst < (j + 1) * tp_; ++dst)
-          bytes +=
-              traffic_
-                  .dispatch_bytes[static_cast<std::size_t>(lane + i * tp_)][static_cast<std::size_t>(dst)];
+          bytes += (*traffic_.dispatch_bytes)[static_cast<std::size_t>(lane + i * tp_)]
+                                             [static_cast<std::size_t>(dst)];
         // Combine returns each Dispatch's rows: the transpose.
         (dispatch_bytes ? c.pair_bytes[static_cast<std::size_t>(i)][static_cast<std::size_t>(j)]
                         : c.pair_bytes[static_cast<std::size_t>(j)][static_cast<std::size_t>(i)]) = bytes;
