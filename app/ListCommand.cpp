@@ -39,6 +39,9 @@ int list(const std::string& what) {
       for (const auto& o : s.options)
         std::cout << fmt::format("    --opt {}={}  {}\n", o.key, o.values, o.description);
     }
+    std::cout << "# pipeline schedules (--pp-schedule)\n";
+    for (const auto& p : schedules::schedule_registry().pipelines())
+      std::cout << p.name << ": " << p.help << "\n";
   }
   return 0;
 }

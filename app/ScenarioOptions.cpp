@@ -13,7 +13,11 @@ void add_scenario_options(CLI::App& sub, ScenarioOptions& o) {
   sub.add_option("--hw", o.hw, "Hardware profile: a shipped name (moesim list hw) or a JSON file")
       ->capture_default_str();
   sub.add_option("--schedule", o.schedule, "Schedule family (moesim list schedules)")->capture_default_str();
-  sub.add_option("--phase", o.phase, "forward | train (forward+backward) | prefill")->capture_default_str();
+  sub.add_option(
+         "--phase", o.phase,
+         "forward | train (forward+backward) | prefill | decode (--tokens or --mbs sequences per rank, "
+         "one new token each, after --kv-len cached keys)")
+      ->capture_default_str();
   sub.add_option("--moe-comm", o.moe_comm, "alltoall (Dispatch+Combine) | allreduce (vLLM style)")
       ->capture_default_str();
   sub.add_option("--ep", o.ep, "Expert-parallel group size (GPUs simulated)")
@@ -22,9 +26,37 @@ void add_scenario_options(CLI::App& sub, ScenarioOptions& o) {
   sub.add_option("--tp", o.tp, "Attention tensor parallelism (allreduce style: = --ep)")
       ->capture_default_str()
       ->check(count);
-  sub.add_option("--dp", o.dp, "Data-parallel replicas (scale tokens/s only)")
+  sub.add_option(
+         "--dp", o.dp,
+         "Data-parallel replicas of the whole pipeline (scale tokens/s; with --optimizer their gradient "
+         "collectives are simulated)")
       ->capture_default_str()
       ->check(count);
+  sub.add_option("--pp", o.pp, "Pipeline stages, each an EP group of --ep GPUs")
+      ->capture_default_str()
+      ->check(count);
+  sub.add_option("--vpp", o.vpp,
+                 "Virtual stages (model chunks) per pipeline rank (--pp-schedule interleaved)")
+      ->capture_default_str()
+      ->check(count);
+  sub.add_option(
+         "--micro-batches", o.micro_batches,
+         "Micro-batches per step and pipeline (gradient accumulation), each --mbs x --seq tokens per rank")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 4096));
+  sub.add_option("--pp-schedule", o.pp_schedule,
+                 "Pipeline schedule: 1f1b | interleaved | dualpipe (moesim list "
+                 "schedules)")
+      ->capture_default_str();
+  sub.add_option("--fb-overlap", o.fb_overlap,
+                 "Steady-state forward and backward chunks as overlapped pairs, each hiding the other's "
+                 "all-to-alls (Megatron's --overlap-moe-expert-parallel-comm)")
+      ->capture_default_str();
+  sub.add_option(
+         "--optimizer", o.optimizer,
+         "none (the layers' forward and backward only) | adam (gradient all-reduce over data-parallel "
+         "groups, Adam) | zero1 (reduce-scatter, Adam on a 1/DP shard, parameter all-gather)")
+      ->capture_default_str();
   sub.add_option("--nodes", o.nodes, "Nodes (default: the fewest that hold --ep GPUs)")
       ->check(CLI::Range(0, 1 << 20));
   sub.add_option("--tokens", o.tokens,
@@ -38,6 +70,17 @@ void add_scenario_options(CLI::App& sub, ScenarioOptions& o) {
       ->check(count);
   sub.add_option("--layers", o.layers, "Simulate the first N layers (default: all)")
       ->check(CLI::Range(0, 1 << 20));
+  sub.add_option("--kv-len", o.kv_len, "Decode: keys already in each sequence's KV cache")
+      ->capture_default_str()
+      ->check(CLI::Range(0, 1 << 20));
+  sub.add_option(
+         "--mtp", o.mtp,
+         "Decode: DeepSeek-V3's multi-token prediction (one drafted token verified per sequence and step)")
+      ->capture_default_str();
+  sub.add_option("--mtp-accept", o.mtp_accept,
+                 "Decode with --mtp: acceptance rate of the drafted token (DeepSeek-V3 report: 0.85-0.9)")
+      ->capture_default_str()
+      ->check(CLI::Range(0.0, 1.0));
   sub.add_option("--routing", o.routing, "balanced | uniform | zipf:S | histogram:FILE.json")
       ->capture_default_str();
   sub.add_option("--seed", o.seed, "Seed of the routing draw")

@@ -99,6 +99,12 @@ sim::Platform make_platform(const hw::HwProfile& hw, int nodes, const hw::Cluste
     auto scope = q.spans_nodes ? hw::CollectiveScope::INTER : hw::CollectiveScope::INTRA;
     auto kind = to_hw(q.kind);
     const bool ce = q.transport == sim::Transport::COPY_ENGINE;
+    // A ring reduce-scatter or all-gather with no table of its own (inter-node ones are rarely measured) runs
+    // at the ring all-reduce's bus bandwidth and step latency: nccl-tests' busbw is defined so that every
+    // ring step of the three moves the same bytes over each link.
+    const bool half_ring =
+        q.kind == sim::CollectiveKind::REDUCE_SCATTER || q.kind == sim::CollectiveKind::ALL_GATHER;
+    if (half_ring && !profile->has_collective(kind, scope, ce)) kind = hw::CollectiveKind::ALL_REDUCE;
     if (!profile->has_collective(kind, scope, ce)) {
       throw ScheduleError("profile '" + profile->name + "' has no " + (ce ? "copy-engine " : "") +
                           hw::to_string(kind) + " table for " + hw::to_string(scope) + "-node groups");

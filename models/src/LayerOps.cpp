@@ -175,9 +175,15 @@ void attention_core_kernels(const ModelSpec& spec, Pass pass, const OpContext& c
                         ", prefix_len = " + std::to_string(context.prefix_len) + ")");
   }
   const LocalHeads heads = local_heads(spec, context.tp);
-  const std::int64_t kv_heads = spec.attention.type == AttentionType::MLA ? heads.query : heads.key_value;
-  const double d_qk = spec.attention.qk_head_dim();
-  const double d_v = spec.attention.value_head_dim();
+  const auto& a = spec.attention;
+  // MLA over a KV cache (decode) runs absorbed, as FlashMLA does (DeepSeek-V2 §2.1.3): the up-projections
+  // fold into the query and the output, so every head attends over the cached latent itself, one
+  // (kv_lora_rank + rope) key per position shared by all heads, whose first kv_lora_rank columns are the
+  // value.
+  const bool absorbed = a.type == AttentionType::MLA && context.prefix_len > 0;
+  const std::int64_t kv_heads = absorbed ? 1 : a.type == AttentionType::MLA ? heads.query : heads.key_value;
+  const double d_qk = absorbed ? a.kv_lora_rank + a.rope_head_dim : a.qk_head_dim();
+  const double d_v = absorbed ? a.kv_lora_rank : a.value_head_dim();
   const double tokens = context.tokens, s = context.seq_len, prefix = context.prefix_len;
   const double query_heads = heads.query, key_value_heads = kv_heads;
   const double sequences = tokens / s;
@@ -188,7 +194,7 @@ void attention_core_kernels(const ModelSpec& spec, Pass pass, const OpContext& c
   const double keys = tokens + sequences * prefix;
   const double q = tokens * query_heads * d_qk * element;
   const double k = keys * key_value_heads * d_qk * element;
-  const double v = keys * key_value_heads * d_v * element;
+  const double v = absorbed ? 0.0 : keys * key_value_heads * d_v * element;  // absorbed: V is K's latent part
   const double o = tokens * query_heads * d_v * element;
   const double row_stats = tokens * query_heads * kFp32Bytes;
   auto add_attention = [&](const std::string& name, double flops, double bytes) {

@@ -55,10 +55,6 @@ std::string category(LayerOp op) {
   return "other";
 }
 
-std::string collective_name(int layer, Comm which) {
-  return "L" + std::to_string(layer) + "." + to_string(which);
-}
-
 std::vector<std::vector<double>> transpose(const std::vector<std::vector<double>>& m) {
   std::vector<std::vector<double>> t(m.size(), std::vector<double>(m.size()));
   for (std::size_t i = 0; i < m.size(); ++i) {
@@ -130,13 +126,54 @@ bool ProgramBuilder::hierarchical_here() const {
 
 void ProgramBuilder::begin_rank(int rank) {
   rank_ = rank;
+  // EP groups are aligned blocks of ep ranks: a pipeline stage's representative is its group's first rank.
+  local_ = rank % s_.parallel.ep;
+  group_base_ = rank - local_;
   pending_waits_.clear();
+  deferred_.clear();
   last_compute_ = NO_OP;
   if (hierarchical_here() && s_.parallel.ep > s_.hw.node.gpus_per_node) {
     program_.set_streams(rank, {"compute", "comm", "comm.nvlink"});
   } else {
     program_.set_streams(rank, {"compute", "comm"});
   }
+}
+
+int ProgramBuilder::add_stream(const std::string& name) {
+  std::vector<std::string> streams = program_.streams(rank_);
+  streams.push_back(name);
+  program_.set_streams(rank_, streams);
+  return static_cast<int>(streams.size()) - 1;
+}
+
+void ProgramBuilder::set_micro_batch(int micro_batch, std::string tag) {
+  micro_batch_ = micro_batch;
+  name_tag_ = std::move(tag);
+}
+
+std::string ProgramBuilder::layer_prefix(int layer) const {
+  return name_tag_ + "L" + std::to_string(layer) + ".";
+}
+
+sim::OpOrigin ProgramBuilder::origin(int layer, bool backward, std::string block) const {
+  sim::OpOrigin o{layer, backward, std::move(block)};
+  o.micro_batch = micro_batch_;
+  return o;
+}
+
+std::vector<OpId> ProgramBuilder::take_waits() {
+  std::vector<OpId> out = std::move(pending_waits_);
+  pending_waits_.clear();
+  std::erase(out, NO_OP);
+  return out;
+}
+
+std::vector<OpId> ProgramBuilder::take_outputs() {
+  std::vector<OpId> out = std::move(pending_waits_);
+  pending_waits_.clear();
+  if (last_compute_ != NO_OP) out.push_back(last_compute_);
+  std::erase(out, NO_OP);
+  return out;
 }
 
 void ProgramBuilder::begin_rank(int rank, bool tp_stream) {
@@ -148,9 +185,10 @@ models::OpContext ProgramBuilder::context(LayerOp op) const {
   models::OpContext c;
   c.tokens = s_.workload.tokens;
   c.seq_len = s_.workload.seq_len;
+  c.prefix_len = s_.workload.kv_len;
   c.dtype = s_.workload.dtype;
   c.tp = s_.parallel.tp;
-  const auto r = static_cast<std::size_t>(rank_);
+  const auto r = static_cast<std::size_t>(local_);
   c.expert_tokens = traffic_.expert_tokens[r];
   c.experts_total_local = static_cast<int>(c.expert_tokens.size());
   c.expert_loop = s_.workload.expert_loop;
@@ -159,23 +197,56 @@ models::OpContext ProgramBuilder::context(LayerOp op) const {
   // With TP, the dense MLPs split their columns tp ways: same FLOPs as 1/tp of the tokens.
   if (s_.parallel.tp > 1 && (op == LayerOp::SHARED_EXPERTS || op == LayerOp::DENSE_FFN))
     c.tokens /= s_.parallel.tp;
+  // Sequence parallelism: outside attention's projections each rank holds 1/tp of the tokens.
+  const bool attention_tp = op == LayerOp::ATTN_QKV || op == LayerOp::ATTN_CORE || op == LayerOp::ATTN_OUT;
+  if (sequence_parallel() && !attention_tp && op != LayerOp::SHARED_EXPERTS && op != LayerOp::DENSE_FFN)
+    c.tokens /= s_.parallel.tp;
   return c;
+}
+
+bool ProgramBuilder::sequence_parallel() const {
+  return s_.parallel.tp > 1 && s_.parallel.moe_comm == MoeComm::ALLTOALL;
+}
+
+OpId ProgramBuilder::tp_collective(int layer, sim::CollectiveKind kind, bool backward,
+                                   const std::string& block) {
+  if (!sequence_parallel()) return NO_OP;
+  const int tp = s_.parallel.tp;
+  const std::string category = kind == sim::CollectiveKind::ALL_GATHER ? "tp_allgather" : "tp_reducescatter";
+  sim::CollectiveSpec c;
+  const int first = rank_ - rank_ % tp;
+  c.name = layer_prefix(layer) + block + "." + category + (backward ? ".bwd" : "") + ".g" +
+           std::to_string(first / tp);
+  c.kind = kind;
+  for (int r = first; r < first + tp; ++r) c.group.push_back(r);
+  // nccl-tests size: the gathered buffer, every token of the TP group (activations stay 16-bit)
+  const int element = std::max(models::bytes_per_element(s_.workload.dtype), 2);
+  c.bytes = static_cast<double>(s_.workload.tokens) * s_.model.hidden * element;
+  return collective(std::move(c), TP_COMM, category, {last_compute_}, origin(layer, backward, category));
+}
+
+OpId ProgramBuilder::sequence_gather(int layer, bool backward, const std::string& block) {
+  return tp_collective(layer, sim::CollectiveKind::ALL_GATHER, backward, block);
+}
+
+OpId ProgramBuilder::sequence_scatter(int layer, bool backward, const std::string& block) {
+  return tp_collective(layer, sim::CollectiveKind::REDUCE_SCATTER, backward, block);
 }
 
 OpId ProgramBuilder::compute(int layer, LayerOp op, Pass pass, std::vector<OpId> deps) {
   return compute(layer, "", op, pass, context(op), std::move(deps));
 }
 
-OpId ProgramBuilder::norm(int layer, LayerOp op, int extra_inputs) {
+OpId ProgramBuilder::norm(int layer, LayerOp op, int extra_inputs, std::vector<OpId> deps) {
   models::OpContext c = context(op);
   c.norm_extra_inputs = extra_inputs;
-  return compute(layer, "", op, Pass::FORWARD, c);
+  return compute(layer, "", op, Pass::FORWARD, c, std::move(deps));
 }
 
 OpId ProgramBuilder::compute(int layer, const std::string& tag, LayerOp op, Pass pass,
                              const models::OpContext& context, std::vector<OpId> deps) {
-  const std::string prefix = "L" + std::to_string(layer) + "." + (tag.empty() ? "" : tag + ".");
-  const sim::OpOrigin origin{layer, pass != Pass::FORWARD, models::to_string(op)};
+  const std::string prefix = layer_prefix(layer) + (tag.empty() ? "" : tag + ".");
+  const sim::OpOrigin origin = this->origin(layer, pass != Pass::FORWARD, models::to_string(op));
   const cost::OpCostInputs inputs{s_.hw, s_.model, s_.workload.attention, s_.impl.get(), s_.parallel.ep};
   OpId last = NO_OP;
   bool first = true;
@@ -208,14 +279,54 @@ OpId ProgramBuilder::compute(int layer, const std::string& tag, LayerOp op, Pass
 OpId ProgramBuilder::backward(int layer, const std::string& tag, LayerOp op, const models::OpContext& context,
                               std::vector<OpId> deps) {
   OpId d = compute(layer, tag, op, Pass::DGRAD, context, std::move(deps));
+  if (defer_wgrad_) {
+    deferred_.back().push_back({layer, tag, op, context, name_tag_, micro_batch_});
+    return d;
+  }
   OpId w = compute(layer, tag, op, Pass::WGRAD, context);
   return w != NO_OP ? w : d;
 }
 
 OpId ProgramBuilder::backward(int layer, LayerOp op, std::vector<OpId> deps) {
-  OpId d = compute(layer, op, Pass::DGRAD, std::move(deps));
-  OpId w = compute(layer, op, Pass::WGRAD);
-  return w != NO_OP ? w : d;
+  return backward(layer, "", op, context(op), std::move(deps));
+}
+
+void ProgramBuilder::defer_wgrad(bool on) {
+  if (on && !defer_wgrad_) deferred_.emplace_back();
+  defer_wgrad_ = on;
+}
+
+OpId ProgramBuilder::flush_wgrad() {
+  if (deferred_.empty()) return NO_OP;
+  const std::string tag = name_tag_;
+  const int micro_batch = micro_batch_;
+  const bool deferring = defer_wgrad_;
+  defer_wgrad_ = false;
+  OpId last = NO_OP;
+  for (const DeferredWgrad& d : deferred_.front()) {
+    set_micro_batch(d.micro_batch, d.name_tag);
+    if (OpId w = compute(d.layer, d.tag, d.op, Pass::WGRAD, d.context); w != NO_OP) last = w;
+  }
+  deferred_.pop_front();
+  defer_wgrad_ = deferring;
+  set_micro_batch(micro_batch, tag);
+  return last;
+}
+
+OpId ProgramBuilder::memory_kernel(const std::string& name, const std::string& category, double bytes,
+                                   std::vector<OpId> deps, sim::OpOrigin origin) {
+  models::KernelCost cost;
+  cost.name = name;
+  cost.kind = models::KernelClass::MEMORY;
+  cost.bytes = bytes;
+  deps.insert(deps.end(), pending_waits_.begin(), pending_waits_.end());
+  pending_waits_.clear();
+  std::erase(deps, NO_OP);
+  last_compute_ =
+      program_.add_kernel(rank_, COMPUTE, name, category,
+                          cost::kernel_work(s_.hw, cost, s_.workload.dtype, s_.workload.attention),
+                          launch_ns_, std::move(deps), std::move(origin));
+  return last_compute_;
 }
 
 double ProgramBuilder::flops(int rank) const {
@@ -229,14 +340,14 @@ void ProgramBuilder::wait(OpId op) {
 
 void ProgramBuilder::host_sync(int layer, OpId op) {
   if (op == NO_OP || (s_.impl && !s_.impl->is_fused())) return;
-  program_.add_host_op(rank_, "L" + std::to_string(layer) + ".split_sizes_to_host", "host_sync", launch_ns_,
-                       {op}, {layer, false, "split_sizes_to_host"});
+  program_.add_host_op(rank_, layer_prefix(layer) + "split_sizes_to_host", "host_sync", launch_ns_, {op},
+                       origin(layer, false, "split_sizes_to_host"));
 }
 
 sim::CollectiveSpec ProgramBuilder::spec(int layer, Comm which) const {
   sim::CollectiveSpec c;
-  c.name = collective_name(layer, which);
-  for (int r = 0; r < s_.parallel.ep; ++r) c.group.push_back(r);
+  c.name = layer_prefix(layer) + to_string(which);
+  for (int r = 0; r < s_.parallel.ep; ++r) c.group.push_back(group_base_ + r);
   switch (which) {
     case Comm::DISPATCH:
     case Comm::COMBINE_BWD:  // the gradient of Combine travels like Dispatch: token owners → experts
@@ -348,7 +459,7 @@ OpId ProgramBuilder::collective(int layer, Comm which, std::vector<OpId> deps) {
   const bool backward = which == Comm::DISPATCH_BWD || which == Comm::COMBINE_BWD;
   // The first member's call builds the spec (group, shared byte matrix); the others reuse the registered one.
   sim::CollectiveSpec c;
-  c.name = collective_name(layer, which);
+  c.name = layer_prefix(layer) + to_string(which);
   const auto known = collectives_.find(c.name);
   if (known == collectives_.end()) c = spec(layer, which);
   const sim::CollectiveSpec& built =
@@ -358,7 +469,7 @@ OpId ProgramBuilder::collective(int layer, Comm which, std::vector<OpId> deps) {
   const std::optional<double> stack = s_.impl ? s_.impl->collective_host(to_string(which)) : std::nullopt;
   const double launch = !stack ? host_ns(built) : s_.parallel.ep > 1 ? *stack * host_scale_ : 0.0;
   return add_collective(std::move(c), COMM, to_string(which), std::move(deps),
-                        {layer, backward, to_string(which)}, launch);
+                        origin(layer, backward, to_string(which)), launch);
 }
 
 }  // namespace moesim::schedules::detail

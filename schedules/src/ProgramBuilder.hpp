@@ -4,6 +4,7 @@
  * stream (each paying its host launch), collectives on the comm stream, and the waits between them.
  * Schedules say only what runs in which order and what waits for what.
  */
+#include <deque>
 #include <map>
 #include <string>
 #include <vector>
@@ -70,7 +71,7 @@ class ProgramBuilder {
   OpId compute(int layer, LayerOp op, Pass pass, std::vector<OpId> deps = {});
   /** @brief A forward ATTN_NORM or MLP_NORM that also sums `extra_inputs` activation tensors into its input.
    */
-  OpId norm(int layer, LayerOp op, int extra_inputs);
+  OpId norm(int layer, LayerOp op, int extra_inputs, std::vector<OpId> deps = {});
   /** @brief Emits DGRAD then WGRAD of `op`; returns the last kernel (or NO_OP). */
   OpId backward(int layer, LayerOp op, std::vector<OpId> deps = {});
   /**
@@ -112,6 +113,48 @@ class ProgramBuilder {
    */
   void host_sync(int layer, OpId op);
 
+  /**
+   * @brief Sequence parallelism's TP collectives around a tensor-parallel block (`block`: "attn" or an MLP's
+   * op name) under all-to-all MoE with --tp > 1: an all-gather of the block's input tokens before it
+   * (forward; in backward, of the output gradient) waiting for the last compute kernel, on the TP_COMM
+   * stream. NO_OP (nothing emitted) without sequence parallelism.
+   */
+  OpId sequence_gather(int layer, bool backward, const std::string& block);
+  /** @brief The reduce-scatter after a tensor-parallel block (backward: of the input gradient); see above. */
+  OpId sequence_scatter(int layer, bool backward, const std::string& block);
+  /** @brief Attention TP with sequence parallelism: all-to-all MoE and --tp > 1 (Megatron's layout). */
+  bool sequence_parallel() const;
+
+  /**
+   * @brief Names and origins of the ops emitted from now on belong to micro-batch `micro_batch` (-1: none),
+   * their names prefixed by `tag` (e.g. "mb3." or "mb3.b."), so each micro-batch's collectives are distinct.
+   */
+  void set_micro_batch(int micro_batch, std::string tag);
+  /**
+   * @brief While on, backward() emits DGRAD only and keeps the WGRAD kernels for flush_wgrad() (zero-bubble
+   * schedules such as DualPipe run weight gradients later, in the bubbles). Each switch on opens a group.
+   */
+  void defer_wgrad(bool on);
+  /** @brief Emits the oldest group of deferred WGRAD kernels, in the order they were deferred; returns the
+   * last. */
+  OpId flush_wgrad();
+  /** @brief A bandwidth-bound kernel of `bytes` HBM traffic on the compute stream (the optimizer step). */
+  OpId memory_kernel(const std::string& name, const std::string& category, double bytes,
+                     std::vector<OpId> deps, sim::OpOrigin origin);
+  OpId last_compute() const { return last_compute_; }
+  const std::string& name_tag() const { return name_tag_; }
+  int micro_batch() const { return micro_batch_; }
+  /** @brief Declares another stream on the current rank; returns its index. */
+  int add_stream(const std::string& name);
+  /**
+   * @brief What the ops emitted so far produce: the last compute kernel and every pending wait (collectives
+   * the next kernel would have waited for); clears the pending waits.
+   */
+  std::vector<OpId> take_outputs();
+  /** @brief The pending waits alone (what the next kernel would have waited for); clears them. */
+  std::vector<OpId> take_waits();
+  sim::Program& program() { return program_; }
+
   int rank() const { return rank_; }
   /** @brief FLOPs of every kernel emitted for `rank` (for MFU). */
   double flops(int rank) const;
@@ -127,6 +170,20 @@ class ProgramBuilder {
   OpId hierarchical_collective(int layer, Comm which, std::vector<OpId> deps);
   bool hierarchical_here() const;
 
+  OpId tp_collective(int layer, sim::CollectiveKind kind, bool backward, const std::string& block);
+  std::string layer_prefix(int layer) const;
+  sim::OpOrigin origin(int layer, bool backward, std::string block) const;
+
+  /** A WGRAD pass kept for flush_wgrad(), with the naming it was deferred under. */
+  struct DeferredWgrad {
+    int layer;
+    std::string tag;
+    LayerOp op;
+    models::OpContext context;
+    std::string name_tag;
+    int micro_batch;
+  };
+
   const Scenario& s_;
   const TrafficPlan& traffic_;
   sim::Program& program_;
@@ -135,6 +192,12 @@ class ProgramBuilder {
   sim::Transport all_to_all_transport_;
   AllToAllAlgorithm all_to_all_;
   int rank_ = 0;
+  int local_ = 0;       ///< rank_'s index in its EP group
+  int group_base_ = 0;  ///< the EP group's first rank (pipeline stage s: s·ep)
+  std::string name_tag_;
+  int micro_batch_ = -1;
+  bool defer_wgrad_ = false;
+  std::deque<std::vector<DeferredWgrad>> deferred_;
   std::vector<OpId> pending_waits_;
   OpId last_compute_ = NO_OP;
   std::map<int, double> flops_;

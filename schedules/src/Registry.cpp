@@ -14,6 +14,20 @@ void ScheduleRegistry::add(Schedule schedule) {
   schedules_.push_back(std::move(schedule));
 }
 
+void ScheduleRegistry::add(PipelineSchedule schedule) {
+  MOE_CHECK(!schedule.name.empty() && schedule.order && schedule.parts && schedule.place && schedule.part_at)
+      << "a pipeline schedule needs a name, parts, placement and an order";
+  MOE_CHECK(find_pipeline(schedule.name) == nullptr)
+      << "pipeline schedule '" << schedule.name << "' is registered twice";
+  pipelines_.push_back(std::move(schedule));
+}
+
+const PipelineSchedule* ScheduleRegistry::find_pipeline(const std::string& name) const {
+  auto it = std::find_if(pipelines_.begin(), pipelines_.end(),
+                         [&](const PipelineSchedule& s) { return s.name == name; });
+  return it == pipelines_.end() ? nullptr : &*it;
+}
+
 const Schedule* ScheduleRegistry::find(const std::string& name) const {
   auto it =
       std::find_if(schedules_.begin(), schedules_.end(), [&](const Schedule& s) { return s.name == name; });
@@ -32,6 +46,18 @@ const Schedule& find_schedule(const std::string& name) {
   std::string names;
   for (const auto& s : schedule_registry().all()) names += (names.empty() ? "" : ", ") + s.name;
   throw ConfigError("", "--schedule", "= \"" + name + "\": unknown schedule (known: " + names + ")");
+}
+
+void require_schedule(bool ok, const std::string& message) {
+  if (!ok) throw ScheduleError(message);
+}
+
+const PipelineSchedule& find_pipeline_schedule(const std::string& name) {
+  if (const PipelineSchedule* s = schedule_registry().find_pipeline(name)) return *s;
+  std::string names;
+  for (const auto& s : schedule_registry().pipelines()) names += (names.empty() ? "" : ", ") + s.name;
+  throw ConfigError("", "--pp-schedule",
+                    "= \"" + name + "\": unknown pipeline schedule (known: " + names + ")");
 }
 
 void check_options(const Scenario& s, const Schedule& schedule) {

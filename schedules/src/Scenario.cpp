@@ -39,6 +39,34 @@ MoeComm parse_moe_comm(const std::string& text) {
   throw ConfigError("", "--moe-comm", "= \"" + text + "\": expected alltoall or allreduce");
 }
 
+std::string to_string(Optimizer optimizer) {
+  switch (optimizer) {
+    case Optimizer::NONE:
+      return "none";
+    case Optimizer::ADAM:
+      return "adam";
+    case Optimizer::ZERO1:
+      return "zero1";
+  }
+  return "?";
+}
+
+Optimizer parse_optimizer(const std::string& text) {
+  for (Optimizer o : {Optimizer::NONE, Optimizer::ADAM, Optimizer::ZERO1}) {
+    if (to_string(o) == text) return o;
+  }
+  throw ConfigError("", "--optimizer", "= \"" + text + "\": expected none, adam or zero1");
+}
+
+bool is_step(const Scenario& s) {
+  return s.parallel.pp > 1 || s.parallel.vpp > 1 || s.workload.micro_batches > 1 ||
+         s.optimizer != Optimizer::NONE;
+}
+
+int total_gpus(const Scenario& s) {
+  return s.parallel.ep * s.parallel.pp * s.parallel.dp;
+}
+
 int simulated_layers(const Scenario& s) {
   return s.workload.layers > 0 ? s.workload.layers : s.model.layers;
 }
@@ -78,12 +106,16 @@ void validate(const Scenario& s) {
   require(p.ep <= nodes * s.hw.node.gpus_per_node,
           "--ep " + std::to_string(p.ep) + " needs more GPUs than " + std::to_string(nodes) + " node(s) of " +
               std::to_string(s.hw.node.gpus_per_node) + " hold; raise --nodes");
-  require(w.phase != Phase::DECODE,
-          "--phase decode is not modeled yet (training forward/train and prefill are)");
-  if (w.phase == Phase::PREFILL) {
-    require(p.moe_comm == MoeComm::ALLREDUCE,
-            "--phase prefill is modeled vLLM style: add --moe-comm allreduce");
-  }
+  require(p.pp >= 1 && p.vpp >= 1 && w.micro_batches >= 1, "--pp, --vpp and --micro-batches must be >= 1");
+  require(p.pp * p.vpp <= simulated_layers(s), "--pp " + std::to_string(p.pp) + " x --vpp " +
+                                                   std::to_string(p.vpp) + " model chunks exceed the " +
+                                                   std::to_string(simulated_layers(s)) + " layers simulated");
+  require(s.optimizer == Optimizer::NONE || w.phase == Phase::TRAIN,
+          "--optimizer " + to_string(s.optimizer) + " needs --phase train");
+  require(w.kv_len == 0 || w.phase == Phase::DECODE, "--kv-len applies to --phase decode only");
+  require(!w.mtp || w.phase == Phase::DECODE, "--mtp applies to --phase decode only");
+  require(!s.fb_overlap || w.phase == Phase::TRAIN,
+          "--fb-overlap merges forward and backward chunks: --phase train");
 }
 
 }  // namespace moesim::schedules

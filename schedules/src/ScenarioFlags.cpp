@@ -18,6 +18,7 @@ namespace {
 constexpr std::int64_t kMaxCount = std::int64_t{1}
                                    << 20;  // --ep, --tp, --dp, --nodes, --layers, --mbs, --seq
 constexpr int kMaxDegree = 4096;
+constexpr std::int64_t kMaxMicroBatches = 4096;  // a step of more is a longer program than any run needs
 
 [[noreturn]] void bad(const std::string& flag, const std::string& value, const std::string& expected) {
   throw ConfigError("", "--" + flag, "= \"" + value.substr(0, 40) + "\": expected " + expected);
@@ -103,6 +104,20 @@ const std::vector<std::pair<std::string, Setter>>& setters() {
       {"impl", text(&ScenarioFlags::impl)},
       {"host-speed", [](ScenarioFlags& f, const std::string& n,
                         const std::string& v) { f.host_speed = finite(n, v, 0.01, 100); }},
+      {"pp", count(&ScenarioFlags::pp, 1)},
+      {"vpp", count(&ScenarioFlags::vpp, 1)},
+      {"micro-batches",
+       [](ScenarioFlags& f, const std::string& n, const std::string& v) {
+         f.micro_batches = static_cast<int>(integer(n, v, 1, kMaxMicroBatches));
+       }},
+      {"pp-schedule", text(&ScenarioFlags::pp_schedule)},
+      {"optimizer", text(&ScenarioFlags::optimizer)},
+      {"fb-overlap",
+       [](ScenarioFlags& f, const std::string& n, const std::string& v) { f.fb_overlap = boolean(n, v); }},
+      {"kv-len", count(&ScenarioFlags::kv_len, 0)},
+      {"mtp", [](ScenarioFlags& f, const std::string& n, const std::string& v) { f.mtp = boolean(n, v); }},
+      {"mtp-accept", [](ScenarioFlags& f, const std::string& n,
+                        const std::string& v) { f.mtp_accept = finite(n, v, 0, 1); }},
   };
   return table;
 }
@@ -150,7 +165,7 @@ Scenario make_scenario(const ScenarioFlags& o) {
   s.parallel.moe_comm = parse_moe_comm(o.moe_comm);
   s.workload.phase = parse_phase(o.phase);
   // Each factor is at most 2^20, so the product cannot overflow; it must obey the --tokens limit too.
-  if (o.tokens == 0 && o.mbs * o.seq > kMaxTokensPerRank) {
+  if (o.tokens == 0 && s.workload.phase != Phase::DECODE && o.mbs * o.seq > kMaxTokensPerRank) {
     throw ConfigError("", "--mbs",
                       "x --seq = " + std::to_string(o.mbs) + " x " + std::to_string(o.seq) + " = " +
                           std::to_string(o.mbs * o.seq) + " tokens: must be <= " +
@@ -158,6 +173,23 @@ Scenario make_scenario(const ScenarioFlags& o) {
   }
   s.workload.tokens = o.tokens > 0 ? o.tokens : o.mbs * o.seq;
   s.workload.seq_len = std::min(o.seq, s.workload.tokens);
+  if (s.workload.phase == Phase::DECODE) {
+    // Decode: --tokens (or --mbs) sequences per rank, each adding one token per step (two with MTP: the
+    // next token and the drafted one, verified together) after --kv-len cached keys.
+    const std::int64_t per_sequence = o.mtp ? 2 : 1;
+    const std::int64_t batch = o.tokens > 0 ? o.tokens : o.mbs;
+    s.workload.tokens = batch * per_sequence;
+    s.workload.seq_len = per_sequence;
+  }
+  s.workload.micro_batches = o.micro_batches;
+  s.workload.kv_len = o.kv_len;
+  s.workload.mtp = o.mtp;
+  s.workload.mtp_accept = o.mtp_accept;
+  s.parallel.pp = o.pp;
+  s.parallel.vpp = o.vpp;
+  s.pp_schedule = o.pp_schedule;
+  s.optimizer = parse_optimizer(o.optimizer);
+  s.fb_overlap = o.fb_overlap;
   s.workload.dtype = models::parse_dtype(o.dtype);
   s.workload.routing = models::parse_routing(o.routing);
   s.workload.seed = o.seed;

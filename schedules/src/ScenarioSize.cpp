@@ -48,7 +48,9 @@ double fewest_ops(const Scenario& s) {
       s.per_rank || s.noise.scope != sim::JitterScope::NONE || draws_tokens(s.workload.routing.kind);
   const double ranks = every_rank ? group_size(s) : 1;
   const double passes = s.workload.phase == Phase::TRAIN ? 3 : 1;
-  return ranks * simulated_layers(s) * passes * std::max(1, s.degree) * kOpsPerRankLayerPass;
+  // A step runs every layer once per micro-batch, wherever its stage is.
+  return ranks * simulated_layers(s) * passes * std::max(1, s.degree) * s.workload.micro_batches *
+         kOpsPerRankLayerPass;
 }
 
 }  // namespace

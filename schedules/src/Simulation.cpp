@@ -11,6 +11,8 @@
 #include "moesim/cost/Machine.hpp"
 #include "moesim/schedules/Registry.hpp"
 #include "moesim/sim/Engine.hpp"
+#include "step/StepBuilder.hpp"
+#include "step/StepFigures.hpp"
 
 namespace moesim::schedules {
 
@@ -29,12 +31,19 @@ void validate_for(const Scenario& s, const Schedule& schedule) {
                         s.schedule);
   }
   if (schedule.validate) schedule.validate(s);
+  const PipelineSchedule& pipeline = find_pipeline_schedule(s.pp_schedule);
+  if (is_step(s)) {
+    if (!schedule.chunks)
+      throw ScheduleError("--schedule " + s.schedule +
+                          " builds layer stacks only: no --pp, --vpp, --micro-batches or --optimizer");
+    if (pipeline.validate) pipeline.validate(s);
+  }
 }
 
 /** Share of SM-time with a resident block, per rank, averaged (see SimulationResult::sm_util_pct). */
 double sm_util_pct(const SimulationResult& r, const sim::GpuResources& gpu) {
   const auto& ops = r.program->ops();
-  std::vector<double> busy(static_cast<std::size_t>(r.world), 0.0);
+  std::vector<double> busy(static_cast<std::size_t>(r.program->world_size()), 0.0);
   for (std::size_t i = 0; i < ops.size(); ++i) {
     const auto& op = ops[i];
     const auto& t = r.run.ops[i];
@@ -112,15 +121,20 @@ SimulationResult simulate_one(const Scenario& scenario, const Schedule& schedule
   validate_for(scenario, schedule);
   SimulationResult r;
   r.scenario = scenario;
-  BuiltProgram built = schedule.build(scenario);
+  BuiltProgram built =
+      is_step(scenario) ? detail::build_step(scenario, schedule.chunks(scenario)) : schedule.build(scenario);
   r.program = built.program;
   r.symmetric = built.program->is_symmetric();
-  r.world = group_size(scenario);
+  r.world = is_step(scenario) ? total_gpus(scenario) : group_size(scenario);
   r.layers = built.layers;
   r.degree = built.degree;
   sim::check_acyclic(*r.program);
+  // Pipeline stages and data-parallel replicas may span more nodes than the expert-parallel group.
+  const int nodes =
+      std::max(node_count(scenario), (r.program->world_size() + scenario.hw.node.gpus_per_node - 1) /
+                                         scenario.hw.node.gpus_per_node);
   sim::Platform platform =
-      cost::make_platform(scenario.hw, node_count(scenario), scenario.cluster ? &*scenario.cluster : nullptr);
+      cost::make_platform(scenario.hw, nodes, scenario.cluster ? &*scenario.cluster : nullptr);
   platform.backend = scenario.engine;
   r.noise = resolve_noise(scenario);
   r.run = run_repeats(platform, *r.program, r);
@@ -149,6 +163,7 @@ SimulationResult simulate_one(const Scenario& scenario, const Schedule& schedule
   r.tokens_per_s = r.step_ms > 0 ? tokens / (r.step_ms / 1e3) : 0.0;
   r.sm_util_pct = sm_util_pct(r, platform.gpu);
   r.figures = std::move(built.figures);
+  if (auto step = detail::step_figures(r, built)) r.figures.push_back(std::move(*step));
   if (auto eq9 = detail::farskip_eq9(r)) r.figures.push_back(std::move(*eq9));
   if (schedule.figures) {
     for (FigureGroup& g : schedule.figures(r)) r.figures.push_back(std::move(g));

@@ -119,7 +119,8 @@ RunResult run_power_capped(const Platform& platform, const Program& program, con
       next[i] = std::exp(std::log(now) + step * (std::log(target) - std::log(now)));
       moved = std::max(moved, std::abs(next[i] - now));
     }
-    if (program.is_symmetric()) std::fill(next.begin(), next.end(), next[0]);
+    for (std::size_t r = 0; r < world; ++r)
+      next[r] = next[static_cast<std::size_t>(program.representative(static_cast<int>(r)))];
     if (moved < kTolerance) {
       outcome.converged = true;
       break;
@@ -130,7 +131,8 @@ RunResult run_power_capped(const Platform& platform, const Program& program, con
   const auto period = static_cast<double>(result.makespan_ns);
   for (std::size_t r = 0; r < world; ++r)
     outcome.mean_power_w.push_back(
-        mean_power_w(energy[program.is_symmetric() ? 0 : r], model, outcome.speed[r], period));
+        mean_power_w(energy[static_cast<std::size_t>(program.representative(static_cast<int>(r)))], model,
+                     outcome.speed[r], period));
   return result;
 }
 

@@ -24,19 +24,45 @@ void check_op_count(double ops) {
                       "ranks or tokens, or raise the limit");
 }
 
-Program::Program(int world_size, bool symmetric)
-    : world_size_(world_size), symmetric_(symmetric), max_ops_(max_program_ops()) {
-  if (world_size < 1) throw ScheduleError("program: world size must be >= 1");
-  streams_.resize(static_cast<std::size_t>(world_size));
-  if (symmetric) {
-    simulated_ranks_ = {0};
-  } else {
-    for (int r = 0; r < world_size; ++r) simulated_ranks_.push_back(r);
+namespace {
+std::vector<int> uniform_representatives(int world_size, bool symmetric) {
+  std::vector<int> representative(static_cast<std::size_t>(std::max(world_size, 0)), 0);
+  if (!symmetric) {
+    for (int r = 0; r < world_size; ++r) representative[static_cast<std::size_t>(r)] = r;
   }
+  return representative;
+}
+}  // namespace
+
+// A one-rank world asked to be symmetric stays so (its results say "symmetric fast path").
+Program::Program(int world_size, bool symmetric)
+    : Program(world_size, uniform_representatives(world_size, symmetric)) {
+  symmetric_ = symmetric;
+}
+
+Program::Program(int world_size, std::vector<int> representative)
+    : world_size_(world_size),
+      symmetric_(false),
+      max_ops_(max_program_ops()),
+      representative_(std::move(representative)) {
+  if (world_size < 1) throw ScheduleError("program: world size must be >= 1");
+  if (representative_.size() != static_cast<std::size_t>(world_size))
+    throw ScheduleError("program: one representative per rank is needed");
+  for (int r = 0; r < world_size; ++r) {
+    const int rep = representative_[static_cast<std::size_t>(r)];
+    if (rep < 0 || rep >= world_size || representative_[static_cast<std::size_t>(rep)] != rep)
+      throw ScheduleError("program: rank " + std::to_string(r) + " mirrors a rank that is not simulated");
+    if (rep == r) {
+      simulated_ranks_.push_back(r);
+    } else {
+      symmetric_ = true;
+    }
+  }
+  streams_.resize(static_cast<std::size_t>(world_size));
 }
 
 bool Program::is_simulated(int rank) const {
-  return rank == 0 || (!symmetric_ && rank >= 0 && rank < world_size_);
+  return rank >= 0 && rank < world_size_ && representative_[static_cast<std::size_t>(rank)] == rank;
 }
 
 void Program::check_rank(int rank) const {
@@ -157,13 +183,15 @@ OpId Program::add_host_op(int rank, std::string name, std::string category, doub
 }
 
 OpId Program::add_transfer(int src, int dst, std::string name, std::string category, double bytes,
-                           Transport transport, double latency_ns, std::vector<OpId> deps, OpOrigin origin) {
+                           Transport transport, double latency_ns, std::vector<OpId> deps, OpOrigin origin,
+                           int display_stream) {
   check_rank(dst);
   if (!(bytes >= 0) || !(latency_ns >= 0))
     throw ScheduleError("program: transfer '" + name + "' has negative bytes or latency");
   Op op;
   op.kind = OpKind::TRANSFER;
   op.rank = src;
+  op.stream = display_stream;
   op.dst_rank = dst;
   op.name = std::move(name);
   op.category = std::move(category);

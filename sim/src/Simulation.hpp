@@ -218,7 +218,7 @@ class Simulation {
   void mark_dirty(int gpu);
   void mark_ports_changed(int gpu);
   bool flow_event_first() const;
-  int gpu_of(int rank) const { return program_.is_symmetric() ? 0 : rank; }
+  int gpu_of(int rank) const { return program_.representative(rank); }
   void check_all_ran() const;
   void try_start_device(OpId id);
   void start_pool(OpId id);

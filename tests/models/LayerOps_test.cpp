@@ -123,6 +123,20 @@ TEST(LayerOps, DecodeAttentionAttendsToThePrefix) {
                    131'137'536.0);
 }
 
+TEST(LayerOps, MlaDecodeAttendsOverTheLatentCacheAbsorbed) {
+  // DeepSeek-V2-Lite decode (kv_lora_rank 512, rope 64, 16 heads, bf16): 8 sequences of 1 token, 1000 cached
+  // each. Absorbed, every head scores against the 576-wide latent and sums its 512-wide value part:
+  //   pairs = 8·(1000 + 1/2) = 8004; flops = 2·8004·16·(576 + 512) = 278,667,264
+  //   bytes = q 8·16·576·2 + latent (8 + 8000)·576·2 + o 8·16·512·2 + row stats 8·16·4
+  //         = 147,456 + 9,225,216 + 131,072 + 512 = 9,504,256
+  OpContext context = tokens_context(8);
+  context.seq_len = 1;
+  context.prefix_len = 1000;
+  const auto kernel = layer_op_kernels(v2_lite(), LayerOp::ATTN_CORE, Pass::FORWARD, context)[0];
+  EXPECT_DOUBLE_EQ(kernel.flops, 278'667'264.0);
+  EXPECT_DOUBLE_EQ(kernel.bytes, 9'504'256.0);
+}
+
 TEST(LayerOps, OutputProjectionUnderTensorParallelism) {
   // Mixtral, T = 4096, TP 2: k = 16 heads·128 = 2048, n = 4096: 2·4096·4096·2048 = 68,719,476,736
   OpContext context = tokens_context(4096);

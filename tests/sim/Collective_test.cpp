@@ -403,3 +403,50 @@ TEST(Collective, MembersAreFoundByRankInTheGroupAndStrangersRejected) {
   p.set_streams(3, {"compute", "comm"});
   EXPECT_THROW(p.add_collective_member(c, 3, 1, "comm", 0), moesim::ScheduleError);
 }
+
+namespace {
+/** Two EP groups of 8 on two nodes (pipeline stages): each computes, exchanges all-to-all, computes. */
+Program two_stage_program(Program p) {
+  for (int stage = 0; stage < 2; ++stage) {
+    CollectiveSpec spec = balanced_a2a(8, 3e5, 8 * stage);
+    spec.name = "a2a" + std::to_string(stage);
+    const int a2a = p.add_collective(spec);
+    for (int r = 8 * stage; r < 8 * stage + 8; ++r) {
+      if (!p.is_simulated(r)) continue;
+      p.set_streams(r, {"compute", "comm"});
+      OpId k = p.add_kernel(r, 0, "attn", "attention", compute(20000.0 * (stage + 1)), 4000);
+      OpId d = p.add_collective_member(a2a, r, 1, "dispatch", 6000, {k});
+      p.add_kernel(r, 0, "experts", "expert", compute(10000), 4000, {d});
+    }
+  }
+  return p;
+}
+}  // namespace
+
+// Stages that differ, ranks within a stage that do the same: one representative per stage gives the times
+// the full simulation gives its ranks.
+TEST(Collective, MirroredProgramEqualsFullSimulation) {
+  std::vector<int> representative(16);
+  for (int r = 0; r < 16; ++r) representative[static_cast<std::size_t>(r)] = r < 8 ? 0 : 8;
+  Program mirrored = two_stage_program(Program(16, representative));
+  EXPECT_EQ(mirrored.simulated_ranks(), (std::vector<int>{0, 8}));
+  EXPECT_TRUE(mirrored.is_symmetric());
+  EXPECT_FALSE(mirrored.is_simulated(3));
+  Program full = two_stage_program(Program(16, false));
+  Platform plat = test_platform(2);
+  auto rm = run(plat, mirrored);
+  auto rf = run(plat, full);
+  auto end_of = [](const Program& p, const RunResult& r, int rank, const std::string& name) {
+    for (std::size_t i = 0; i < p.ops().size(); ++i) {
+      if (p.ops()[i].rank == rank && p.ops()[i].name == name) return r.ops[i].end;
+    }
+    return TimeNs{-1};
+  };
+  for (int rank : {0, 8}) {
+    EXPECT_EQ(end_of(mirrored, rm, rank, "dispatch"), end_of(full, rf, rank, "dispatch")) << rank;
+    EXPECT_EQ(end_of(mirrored, rm, rank, "experts"), end_of(full, rf, rank, "experts")) << rank;
+  }
+  EXPECT_EQ(rm.makespan_ns, rf.makespan_ns);
+  representative[3] = 2;  // rank 2 is not simulated: it cannot stand for rank 3
+  EXPECT_THROW(Program(16, representative), moesim::ScheduleError);
+}

@@ -30,8 +30,9 @@ void farskip(ScheduleRegistry& registry) {
       "overlaps shared experts and the next layer's qkv; in prefill each all-reduce is waited "
       "for only before the next sub-block of its kind";
   schedule.options = std::move(options);
-  schedule.validate = detail::validate_layer_stack;
+  schedule.validate = [](const Scenario& s) { detail::validate_layer_stack(s, true); };
   schedule.build = [](const Scenario& s) { return detail::build_layer_stack(s, true); };
+  schedule.chunks = [](const Scenario& s) { return detail::layer_stack_chunks(s, true); };
   schedule.figures = eq9_line;
   registry.add(std::move(schedule));
 }

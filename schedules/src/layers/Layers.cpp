@@ -10,19 +10,36 @@ void attention_forward(ProgramBuilder& b, int l, int norm_inputs = 0) {
   b.norm(l, LayerOp::ATTN_NORM, norm_inputs);
   for (LayerOp op : {LayerOp::ATTN_QKV, LayerOp::ATTN_CORE, LayerOp::ATTN_OUT}) b.compute(l, op, FWD);
 }
+}  // namespace
 
+/*
+ * Under attention TP with sequence parallelism (all-to-all MoE, --tp > 1; Megatron's layout) each rank holds
+ * 1/tp of the tokens between blocks: a TP all-gather precedes the qkv projection (and a column-parallel
+ * MLP), a reduce-scatter follows the output projection (the row-parallel GEMM). Backward swaps them. Without
+ * TP these emit nothing.
+ */
 void attention_backward(ProgramBuilder& b, int l) {
-  for (LayerOp op : {LayerOp::ATTN_OUT, LayerOp::ATTN_CORE, LayerOp::ATTN_QKV, LayerOp::ATTN_NORM})
-    b.backward(l, op);
+  b.backward(l, LayerOp::ATTN_OUT, {b.sequence_gather(l, true, "attn")});
+  for (LayerOp op : {LayerOp::ATTN_CORE, LayerOp::ATTN_QKV}) b.backward(l, op);
+  b.backward(l, LayerOp::ATTN_NORM, {b.sequence_scatter(l, true, "attn")});
 }
 
-/** Router gradients once Dispatch's gradient is home: they complete the gradient of the MoE input. */
+void tensor_parallel_mlp(ProgramBuilder& b, int l, LayerOp op) {
+  b.compute(l, op, FWD, {b.sequence_gather(l, false, models::to_string(op))});
+  b.wait(b.sequence_scatter(l, false, models::to_string(op)));
+}
+
+void tensor_parallel_mlp_backward(ProgramBuilder& b, int l, LayerOp op) {
+  b.backward(l, op, {b.sequence_gather(l, true, models::to_string(op))});
+  b.wait(b.sequence_scatter(l, true, models::to_string(op)));
+}
+
+// Router gradients complete the gradient of the MoE input.
 void router_backward(ProgramBuilder& b, int l, OpId dispatch_grad) {
   b.backward(l, LayerOp::PERMUTE, {dispatch_grad});
   b.backward(l, LayerOp::GATE);
   b.backward(l, LayerOp::MLP_NORM);
 }
-}  // namespace
 
 /*
  * One MoE layer forward, per mode (D = Dispatch, C = Combine, async on the comm stream):
@@ -34,8 +51,12 @@ void router_backward(ProgramBuilder& b, int l, OpId dispatch_grad) {
  *   attn_only : attention | unpermute(C[l-1]) | router D | routed(D) C | shared      (C far-skipped)
  *   mlp_only  : unpermute(C[l-1]) | norm qkv | router D | core out | routed C | shared | unpermute(C)
  */
-void alltoall_forward(ProgramBuilder& b, const std::vector<LayerMode>& modes, bool sync_splits) {
-  const int layers = static_cast<int>(modes.size());
+LayerRange all_layers(const std::vector<LayerMode>& modes) {
+  return {0, static_cast<int>(modes.size())};
+}
+
+void alltoall_forward(ProgramBuilder& b, const std::vector<LayerMode>& modes, bool sync_splits,
+                      LayerRange range, const LayerHooks& hooks) {
   OpId pending_combine = NO_OP;
   int pending_layer = -1;
   auto finish_moe = [&](int l, OpId combine) {
@@ -47,14 +68,17 @@ void alltoall_forward(ProgramBuilder& b, const std::vector<LayerMode>& modes, bo
     finish_moe(pending_layer, pending_combine);
     pending_combine = NO_OP;
   };
-  for (int l = 0; l < layers; ++l) {
+  for (int l = range.first; l < range.last; ++l) {
     const LayerMode& m = modes[static_cast<std::size_t>(l)];
+    if (hooks.before_forward) hooks.before_forward(l);
     if (!b.is_moe_layer(l)) {
       flush();
-      attention_forward(b, l);
-      b.compute(l, LayerOp::RESIDUAL_ADD, FWD);
+      b.norm(l, LayerOp::ATTN_NORM, 0);
+      b.compute(l, LayerOp::ATTN_QKV, FWD, {b.sequence_gather(l, false, "attn")});
+      for (LayerOp op : {LayerOp::ATTN_CORE, LayerOp::ATTN_OUT}) b.compute(l, op, FWD);
+      b.compute(l, LayerOp::RESIDUAL_ADD, FWD, {b.sequence_scatter(l, false, "attn")});
       b.compute(l, LayerOp::MLP_NORM, FWD);
-      b.compute(l, LayerOp::DENSE_FFN, FWD);
+      tensor_parallel_mlp(b, l, LayerOp::DENSE_FFN);
       b.compute(l, LayerOp::RESIDUAL_ADD, FWD);
       continue;
     }
@@ -70,21 +94,21 @@ void alltoall_forward(ProgramBuilder& b, const std::vector<LayerMode>& modes, bo
       return d;
     };
     // A skipping attention input is P_l + S_{l-1}: the shared experts' output of l-1 joins it in the norm.
-    const bool shared_pending = m.skip_attn && l > 0 && b.scenario().model.moe.shared_experts > 0;
+    const bool shared_pending = m.skip_attn && l > range.first && b.scenario().model.moe.shared_experts > 0;
     b.norm(l, LayerOp::ATTN_NORM, shared_pending ? 1 : 0);
-    b.compute(l, LayerOp::ATTN_QKV, FWD);
+    b.compute(l, LayerOp::ATTN_QKV, FWD, {b.sequence_gather(l, false, "attn")});
     OpId dispatch = NO_OP;
     if (m.skip_mlp) dispatch = route_and_dispatch();
     b.compute(l, LayerOp::ATTN_CORE, FWD);
     b.compute(l, LayerOp::ATTN_OUT, FWD);
-    b.compute(l, LayerOp::RESIDUAL_ADD, FWD);
+    b.compute(l, LayerOp::RESIDUAL_ADD, FWD, {b.sequence_scatter(l, false, "attn")});
     if (!m.skip_mlp) dispatch = route_and_dispatch();
     OpId routed = b.compute(l, LayerOp::ROUTED_EXPERTS, FWD, {dispatch});
     OpId combine = b.collective(l, Comm::COMBINE, {routed, dispatch});
     if (!m.overlap || (!m.skip_attn && !m.skip_mlp && !m.shared_overlap)) b.wait(combine);
-    b.compute(l, LayerOp::SHARED_EXPERTS, FWD);
+    tensor_parallel_mlp(b, l, LayerOp::SHARED_EXPERTS);
     bool next_skips =
-        l + 1 < layers && b.is_moe_layer(l + 1) && modes[static_cast<std::size_t>(l) + 1].skip_attn;
+        l + 1 < range.last && b.is_moe_layer(l + 1) && modes[static_cast<std::size_t>(l) + 1].skip_attn;
     if (next_skips) {
       pending_combine = combine;
       pending_layer = l;
@@ -106,22 +130,27 @@ void alltoall_forward(ProgramBuilder& b, const std::vector<LayerMode>& modes, bo
  *               gradients of the layer above overlap this layer's CB)
  *   mlp_only  : unpermute CB | shared | routed(CB) DB | attention | router(DB)
  */
-void alltoall_backward(ProgramBuilder& b, const std::vector<LayerMode>& modes) {
-  const int layers = static_cast<int>(modes.size());
+void alltoall_backward(ProgramBuilder& b, const std::vector<LayerMode>& modes, LayerRange range,
+                       const LayerHooks& hooks) {
   int deferred_attention = -1;
+  auto done = [&](int l) {
+    if (hooks.after_backward) hooks.after_backward(l);
+  };
   auto flush = [&] {
     if (deferred_attention < 0) return;
     attention_backward(b, deferred_attention);
+    done(deferred_attention);
     deferred_attention = -1;
   };
   bool first_all_to_all = true;
-  for (int l = layers - 1; l >= 0; --l) {
+  for (int l = range.last - 1; l >= range.first; --l) {
     const LayerMode& m = modes[static_cast<std::size_t>(l)];
     if (!b.is_moe_layer(l)) {
       flush();
-      b.backward(l, LayerOp::DENSE_FFN);
+      tensor_parallel_mlp_backward(b, l, LayerOp::DENSE_FFN);
       b.backward(l, LayerOp::MLP_NORM);
       attention_backward(b, l);
+      done(l);
       continue;
     }
     const bool converted = m.skip_attn || m.skip_mlp;
@@ -137,7 +166,7 @@ void alltoall_backward(ProgramBuilder& b, const std::vector<LayerMode>& modes) {
       flush();
     }
     if (!converted && !m.shared_overlap) b.wait(cb);
-    b.backward(l, LayerOp::SHARED_EXPERTS);
+    tensor_parallel_mlp_backward(b, l, LayerOp::SHARED_EXPERTS);
     OpId routed = b.backward(l, LayerOp::ROUTED_EXPERTS, {cb});
     OpId db = b.collective(l, Comm::DISPATCH_BWD, {routed, cb});
     if (!m.overlap) b.wait(db);
@@ -152,10 +181,11 @@ void alltoall_backward(ProgramBuilder& b, const std::vector<LayerMode>& modes) {
       router_backward(b, l, db);
       if (m.skip_attn) {
         deferred_attention = l;
-      } else {
-        attention_backward(b, l);
+        continue;
       }
+      attention_backward(b, l);
     }
+    done(l);
   }
   flush();
 }
@@ -183,15 +213,17 @@ OpId layer_allreduce(ProgramBuilder& b, int layer, Comm which, OpId input, bool 
 }
 }  // namespace
 
-void allreduce_forward(ProgramBuilder& b, const std::vector<LayerMode>& modes, bool quantized) {
+void allreduce_forward(ProgramBuilder& b, const std::vector<LayerMode>& modes, LayerRange range,
+                       bool quantized, const LayerHooks& hooks) {
   OpId attn_pending = NO_OP, moe_pending = NO_OP;
-  for (int l = 0; l < static_cast<int>(modes.size()); ++l) {
+  for (int l = range.first; l < range.last; ++l) {
     const LayerMode& m = modes[static_cast<std::size_t>(l)];
+    if (hooks.before_forward) hooks.before_forward(l);
     b.wait(attn_pending);
     if (!m.skip_attn) b.wait(moe_pending);  // attention input includes the MoE output of l-1
     // FarSkip inputs are summed inside the norms from their parts: attention adds the MoE outputs before
     // l-1, the MoE block those and MoE_{l-1} (the layer runner's RMSNorm with one and two extra inputs).
-    const bool farskip_input = m.skip_attn && l > 0;
+    const bool farskip_input = m.skip_attn && l > range.first;
     attention_forward(b, l, farskip_input ? 1 : 0);
     OpId attn_out = b.compute(l, LayerOp::RESIDUAL_ADD, FWD);
     OpId a = layer_allreduce(b, l, Comm::ATTN_ALLREDUCE, attn_out, quantized);
@@ -215,6 +247,9 @@ void allreduce_forward(ProgramBuilder& b, const std::vector<LayerMode>& modes, b
     if (moe_pending == NO_OP) b.wait(moe);
     b.compute(l, LayerOp::RESIDUAL_ADD, FWD);
   }
+  // The range's output (sent on, or the end of the stack) includes the all-reduces still in flight.
+  b.wait(attn_pending);
+  b.wait(moe_pending);
 }
 
 }  // namespace moesim::schedules::detail

@@ -10,8 +10,9 @@ void regular(ScheduleRegistry& registry) {
       "Blocking MoE communication: Dispatch/Combine all-to-alls (training) or TP/EP all-reduces "
       "(prefill); shared experts overlap Combine";
   schedule.options = detail::layer_stack_options();
-  schedule.validate = detail::validate_layer_stack;
+  schedule.validate = [](const Scenario& s) { detail::validate_layer_stack(s, false); };
   schedule.build = [](const Scenario& s) { return detail::build_layer_stack(s, false); };
+  schedule.chunks = [](const Scenario& s) { return detail::layer_stack_chunks(s, false); };
   registry.add(std::move(schedule));
 }
 

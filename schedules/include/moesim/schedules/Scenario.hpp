@@ -34,9 +34,18 @@ struct Parallelism {
    * consecutive GPUs inside a node, ep/tp of them in the EP group, i.e. the paper's data parallelism)
    */
   int tp = 1;
-  int dp = 1;     ///< data-parallel replicas: they multiply throughput, not layer time
+  int dp = 1;     ///< data-parallel replicas of the whole pipeline (ep x pp GPUs each)
   int nodes = 0;  ///< 0: as many as the EP group needs
   MoeComm moe_comm = MoeComm::ALLTOALL;
+  int pp = 1;   ///< pipeline stages, each an EP group of its own (stage-major ranks: stage s holds s·ep..)
+  int vpp = 1;  ///< virtual stages (model chunks) per pipeline rank (interleaved 1F1B)
+};
+
+/** @brief What the optimizer step of a training step does (--optimizer). */
+enum class Optimizer {
+  NONE,   ///< the step is the layer stack's forward and backward only
+  ADAM,   ///< gradients all-reduced over the data-parallel groups, then Adam on every local weight
+  ZERO1,  ///< ZeRO-1 / distributed optimizer: reduce-scatter, Adam on a 1/DP shard, parameter all-gather
 };
 
 /** @brief The work of one step. */
@@ -57,6 +66,14 @@ struct Workload {
   hw::AttentionImpl attention = hw::AttentionImpl::FUSED;
   /** routed experts as one GEMM per expert (true) or one grouped GEMM per projection (false) */
   bool expert_loop = false;
+  /** micro-batches of one step per pipeline (gradient accumulation steps), each `tokens` per rank */
+  int micro_batches = 1;
+  /** decode: keys already in the KV cache of every sequence (each sequence decodes one token per step) */
+  std::int64_t kv_len = 0;
+  /** decode: DeepSeek-V3's multi-token prediction (one extra token drafted and verified per sequence) */
+  bool mtp = false;
+  /** decode with MTP: probability that the drafted token is accepted (DeepSeek-V3 report §5.4.3: 85-90%) */
+  double mtp_accept = 0.85;
 };
 
 /**
@@ -104,12 +121,23 @@ struct Scenario {
    */
   double host_speed = 1;
   sim::Backend engine = sim::Backend::ANALYTIC;  ///< --engine: analytic | simgrid
+  /** pipeline schedule (--pp-schedule): how stages order their micro-batches' chunks */
+  std::string pp_schedule = "1f1b";
+  /**
+   * merge each steady-state forward chunk with a backward chunk and interleave their sub-blocks, so each
+   * hides the other's all-to-alls (Megatron's --overlap-moe-expert-parallel-comm); DualPipe always does
+   */
+  bool fb_overlap = false;
+  Optimizer optimizer = Optimizer::NONE;
 };
 
 /** @brief The scenario's implementation profile's name ("fused" when it has none). */
 std::string implementation_name(const Scenario& s);
 
 std::string to_string(Phase phase);
+std::string to_string(Optimizer optimizer);
+/** @brief Parses none|adam|zero1; ConfigError at "--optimizer" otherwise. */
+Optimizer parse_optimizer(const std::string& text);
 /** @brief Parses forward|train|prefill|decode; ConfigError at "--phase" otherwise. */
 Phase parse_phase(const std::string& text);
 std::string to_string(MoeComm comm);
@@ -120,6 +148,14 @@ MoeComm parse_moe_comm(const std::string& text);
 int simulated_layers(const Scenario& s);
 /** @brief GPUs that run one copy of the layer (the EP group). */
 int group_size(const Scenario& s);
+/**
+ * @brief The scenario is a whole step rather than one layer stack: pipeline stages, several micro-batches,
+ * or an optimizer with its data-parallel collectives. Such scenarios are built by the step builder from
+ * the layer schedule's chunks.
+ */
+bool is_step(const Scenario& s);
+/** @brief GPUs the scenario occupies: ep x pp x dp. */
+int total_gpus(const Scenario& s);
 /** @brief Nodes the group spans (parallel.nodes, or the fewest that hold it). */
 int node_count(const Scenario& s);
 

@@ -34,14 +34,22 @@ struct ScenarioFlags {
   std::string cluster;            ///< cluster file (--cluster), empty for none
   std::vector<std::string> opts;  ///< schedule options, KEY=VALUE each
   bool per_rank = false;
-  std::string degree = "auto";      ///< overlap degree N of a token-pipeline schedule, or auto
-  std::string jitter = "none";      ///< straggler/jitter injection (parse_jitter)
-  int repeat = 1;                   ///< Monte-Carlo runs
-  std::string attention = "fused";  ///< fused (flash) | unfused (materialized scores, as the layer runner)
-  std::string power = "cap";        ///< cap (the profile's power model, when it has one) | off
-  std::string experts = "grouped";  ///< grouped (one grouped GEMM) | loop (one GEMM per local expert)
-  std::string impl = "fused";       ///< implementation profile: fused | a shipped name | a file
-  double host_speed = 1;            ///< host speed relative to the CPU the host costs were measured on
+  std::string degree = "auto";       ///< overlap degree N of a token-pipeline schedule, or auto
+  std::string jitter = "none";       ///< straggler/jitter injection (parse_jitter)
+  int repeat = 1;                    ///< Monte-Carlo runs
+  std::string attention = "fused";   ///< fused (flash) | unfused (materialized scores, as the layer runner)
+  std::string power = "cap";         ///< cap (the profile's power model, when it has one) | off
+  std::string experts = "grouped";   ///< grouped (one grouped GEMM) | loop (one GEMM per local expert)
+  std::string impl = "fused";        ///< implementation profile: fused | a shipped name | a file
+  double host_speed = 1;             ///< host speed relative to the CPU the host costs were measured on
+  int pp = 1, vpp = 1;               ///< pipeline stages and virtual stages per pipeline rank
+  int micro_batches = 1;             ///< micro-batches per step and pipeline
+  std::string pp_schedule = "1f1b";  ///< pipeline schedule (moesim list schedules)
+  std::string optimizer = "none";    ///< none | adam | zero1
+  bool fb_overlap = false;           ///< overlapped forward/backward chunk pairs in the steady state
+  std::int64_t kv_len = 0;           ///< decode: KV-cache length per sequence
+  bool mtp = false;                  ///< decode: multi-token prediction
+  double mtp_accept = 0.85;          ///< decode with MTP: acceptance rate of the drafted token
 
   /**
    * @brief Sets flag `name` (a simulate flag without its dashes: "ep", "moe-comm", "capacity-factor")

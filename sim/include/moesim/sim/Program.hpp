@@ -93,13 +93,14 @@ struct OpOrigin {
   int layer = -1;         ///< model layer (-1: none)
   bool backward = false;  ///< part of the backward pass
   std::string block;  ///< the schedule's unit it belongs to ("attn_core", "dispatch", "split_sizes_to_host")
+  int micro_batch = -1;  ///< micro-batch of a pipelined or accumulated step (-1: the op serves no single one)
 };
 
 /** @brief One op of one rank. */
 struct Op {
   OpKind kind = OpKind::KERNEL;
   int rank = 0;
-  int stream = 0;  ///< index into the rank's streams; ignored for HOST ops
+  int stream = 0;  ///< index into the rank's streams; ignored for HOST ops (TRANSFER: where traces show it)
   std::string name;
   std::string category;  ///< free text used for breakdowns ("attention", "dispatch", ...)
   OpOrigin origin;
@@ -131,6 +132,14 @@ struct Op {
  * A full program simulates every rank of the world. A symmetric program simulates rank 0 only and
  * stands for a world where every rank does the same: members of a collective that are not
  * simulated arrive when rank 0's member does, and traffic is modeled from rank 0's side.
+ *
+ * A mirrored program generalizes that: each rank r has a representative, a simulated rank whose ops it
+ * repeats (rank r itself when r is simulated). Pipeline stages differ from each other while the ranks of
+ * one stage, and data-parallel replicas, do the same: one representative per stage stands for them.
+ * Collective members of mirrored ranks arrive with their representative's member, traffic is modeled
+ * from the simulated ranks' side, and a mirrored rank runs on its representative's GPU.
+ *
+ *   world:  stage 0: 0 1 2 3 | stage 1: 4 5 6 7      representative: 0 0 0 0 | 4 4 4 4
  */
 /**
  * @brief Ops one program may hold: the environment's MOESIM_MAX_OPS, else 10,000,000 (about 6 GB at the
@@ -149,9 +158,17 @@ class Program {
  public:
   /** @brief `world_size` ranks; `symmetric` = simulate rank 0 as the representative of all. */
   Program(int world_size, bool symmetric);
+  /**
+   * @brief A mirrored program: rank r repeats `representative[r]`, which must represent itself (ScheduleError
+   * for a size other than world_size or a representative that is not simulated).
+   */
+  Program(int world_size, std::vector<int> representative);
 
   int world_size() const { return world_size_; }
+  /** @brief Some rank is not simulated but mirrors a representative (the symmetric fast path included). */
   bool is_symmetric() const { return symmetric_; }
+  /** @brief The simulated rank whose ops `rank` repeats (itself when simulated). */
+  int representative(int rank) const { return representative_.at(static_cast<std::size_t>(rank)); }
   /** @brief Ranks that have ops (all ranks, or {0} when symmetric). */
   const std::vector<int>& simulated_ranks() const { return simulated_ranks_; }
   bool is_simulated(int rank) const;
@@ -172,8 +189,8 @@ class Program {
    * starting when `deps` (ops of any rank) finish, plus `latency_ns`. src == dst moves nothing.
    */
   OpId add_transfer(int src, int dst, std::string name, std::string category, double bytes,
-                    Transport transport, double latency_ns, std::vector<OpId> deps = {},
-                    OpOrigin origin = {});
+                    Transport transport, double latency_ns, std::vector<OpId> deps = {}, OpOrigin origin = {},
+                    int display_stream = 0);
   /**
    * @brief A persistent kernel on `stream` that holds `sms` SMs while it runs and executes its tasks
    * on `processors` (<= sms) of them. It ends when its last task ends (at once if it has none).
@@ -204,6 +221,7 @@ class Program {
   int world_size_;
   bool symmetric_;
   std::size_t max_ops_;
+  std::vector<int> representative_;  ///< per world rank
   std::vector<int> simulated_ranks_;
   std::vector<std::vector<std::string>> streams_;  ///< per world rank (empty when not simulated)
   std::vector<Op> ops_;

@@ -1,0 +1,173 @@
+// Whole steps: pipeline schedules against their textbook bubble, and two-batch overlap's interleaving.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <string>
+
+#include "moesim/common/Error.hpp"
+#include "moesim/hwprofiles/ProfileLoader.hpp"
+#include "moesim/models/ModelSpec.hpp"
+#include "moesim/schedules/Simulation.hpp"
+
+using namespace moesim;
+using namespace moesim::schedules;
+
+namespace {
+
+/**
+ * Qwen3-30B-A3B training (every layer MoE, so stages of equal layer counts are uniform) on one 8-GPU H100
+ * node with the contention terms off: stage-to-stage activations (16 MiB over NVLink, ~0.05 ms) are small
+ * next to a stage's chunk (~13 ms), so communication between stages is nearly free.
+ */
+Scenario pipelined(int ep, int pp, int micro_batches, int layers) {
+  Scenario s;
+  s.model = models::load_model("qwen3-30b-a3b");
+  s.hw = hw::load_profile("h100");
+  s.hw.contention.comm_sms = 0;
+  s.hw.contention.compute_slowdown_with_comm = 1.0;
+  s.hw.contention.comm_slowdown_with_compute = 1.0;
+  s.hw.contention.hbm_bytes_per_comm_byte = 0;
+  s.hw.contention.hbm_bytes_per_copy_byte = 0;
+  s.schedule = "regular";
+  s.parallel.ep = ep;
+  s.parallel.pp = pp;
+  s.workload.phase = Phase::TRAIN;
+  s.workload.tokens = 4096;
+  s.workload.seq_len = 4096;
+  s.workload.layers = layers;
+  s.workload.micro_batches = micro_batches;
+  return s;
+}
+
+double bubble_pct(const SimulationResult& r) {
+  const FigureGroup* step = r.figure_group("step");
+  EXPECT_NE(step, nullptr);
+  return step ? step->number("bubble_pct").value_or(-1) : -1;
+}
+
+/** [start, end) in ns of rank 0's op named `name`; fails the test when there is none. */
+std::pair<sim::TimeNs, sim::TimeNs> span(const SimulationResult& r, const std::string& name) {
+  const auto& ops = r.program->ops();
+  for (std::size_t i = 0; i < ops.size(); ++i) {
+    if (ops[i].rank == 0 && ops[i].name == name) return {r.run.ops[i].start, r.run.ops[i].end};
+  }
+  ADD_FAILURE() << "no op " << name;
+  return {0, 0};
+}
+
+bool overlaps(std::pair<sim::TimeNs, sim::TimeNs> a, std::pair<sim::TimeNs, sim::TimeNs> b) {
+  return a.first < b.second && b.first < a.second;
+}
+
+}  // namespace
+
+// Uniform stages, free communication: 1F1B's step is (m + p - 1) stage chunks (F + B) and every stage idles
+// (p - 1) of them, a bubble of (p - 1)/(m + p - 1) (Narayanan et al., SC'21, §2.2).
+TEST(Pipeline, OneFOneBStepIsMPlusPMinusOneChunksWithTheTextbookBubble) {
+  struct Case {
+    int ep, pp, micro_batches;
+  };
+  for (const Case c : {Case{4, 2, 4}, Case{4, 2, 8}, Case{2, 4, 8}}) {
+    const int per_stage = 2;
+    Scenario stage = pipelined(c.ep, 1, 1, per_stage);
+    const double chunk_ms = simulate(stage).step_ms;  // F + B of one stage's layers for one micro-batch
+    const auto r = simulate(pipelined(c.ep, c.pp, c.micro_batches, per_stage * c.pp));
+    const double expected_ms = (c.micro_batches + c.pp - 1) * chunk_ms;
+    EXPECT_NEAR(r.step_ms, expected_ms, 0.01 * expected_ms) << "pp " << c.pp << " m " << c.micro_batches;
+    const double expected_bubble = 100.0 * (c.pp - 1) / (c.micro_batches + c.pp - 1);
+    EXPECT_NEAR(bubble_pct(r), expected_bubble, 1.0) << "pp " << c.pp << " m " << c.micro_batches;
+  }
+}
+
+// Without stages, micro-batches are gradient accumulation: m times one micro-batch's stack, no bubble.
+TEST(Pipeline, MicroBatchesWithoutStagesAccumulate) {
+  const double one = simulate(pipelined(8, 1, 1, 3)).step_ms;
+  const auto r = simulate(pipelined(8, 1, 3, 3));
+  EXPECT_NEAR(r.step_ms, 3 * one, 0.005 * 3 * one);
+  EXPECT_LT(bubble_pct(r), 0.5);
+}
+
+// Interleaving V model chunks per stage divides the bubble time by V: (p - 1)(F + B)/V over a step of
+// m(F + B) + that, with F + B a whole stage's chunk (p = 2, V = 2, m = 4: 11.1% against 1F1B's 20%).
+TEST(Pipeline, InterleavedStagesDivideTheBubbleByV) {
+  Scenario s = pipelined(4, 2, 4, 8);
+  s.parallel.vpp = 2;
+  s.pp_schedule = "interleaved";
+  const auto interleaved = simulate(s);
+  const double stage_ms = simulate(pipelined(4, 1, 1, 4)).step_ms;
+  const double bubble_ms = (2 - 1) * stage_ms / 2;
+  EXPECT_NEAR(interleaved.step_ms, 4 * stage_ms + bubble_ms, 0.015 * (4 * stage_ms + bubble_ms));
+  EXPECT_NEAR(bubble_pct(interleaved), 100.0 * 0.5 / 4.5, 1.0);
+  EXPECT_NEAR(bubble_pct(simulate(pipelined(4, 2, 4, 8))), 20.0, 1.0);
+}
+
+TEST(Pipeline, RejectsWhatItCannotSchedule) {
+  Scenario s = pipelined(4, 2, 3, 8);
+  s.parallel.vpp = 2;
+  s.pp_schedule = "interleaved";
+  EXPECT_THROW(simulate(s), ScheduleError);  // m = 3 is not a multiple of p = 2 (Megatron's rule)
+  s = pipelined(4, 2, 4, 1);
+  EXPECT_THROW(simulate(s), ScheduleError);  // two stages of one layer
+}
+
+// Two-batch overlap: each half's attention runs while the other half's Dispatch is in flight, and its experts
+// while the other's Combine is; the compute stream alternates halves layer by layer.
+TEST(TwoBatchOverlap, OneHalfComputesUnderTheOtherHalfsAllToAll) {
+  Scenario s = pipelined(8, 1, 1, 2);
+  s.schedule = "tbo";
+  s.workload.phase = Phase::PREFILL;
+  s.workload.tokens = 8192;
+  s.options["sync_splits"] = "off";
+  const auto r = simulate(s);
+  EXPECT_TRUE(overlaps(span(r, "a.L0.dispatch"), span(r, "b.L0.attn_core.flash_fwd")));
+  EXPECT_TRUE(overlaps(span(r, "b.L0.dispatch"), span(r, "a.L0.routed_experts.fc1")));
+  EXPECT_TRUE(overlaps(span(r, "a.L0.combine"), span(r, "b.L0.routed_experts.fc1")));
+  // Compute order: a's attention, b's attention, a's experts, b's experts, then layer 1 the same way.
+  EXPECT_LT(span(r, "a.L0.attn_core.flash_fwd").second, span(r, "b.L0.attn_core.flash_fwd").first);
+  EXPECT_LT(span(r, "b.L0.attn_core.flash_fwd").second, span(r, "a.L0.routed_experts.fc1").first);
+  EXPECT_LT(span(r, "a.L0.routed_experts.fc1").second, span(r, "b.L0.routed_experts.fc1").first);
+  EXPECT_LT(span(r, "b.L0.routed_experts.fc1").second, span(r, "a.L1.attn_core.flash_fwd").first);
+  // Hiding the all-to-alls makes the step shorter than the same tokens without the split.
+  Scenario regular = s;
+  regular.schedule = "regular";
+  regular.options.clear();
+  regular.options["sync_splits"] = "off";
+  EXPECT_LT(r.step_ms, simulate(regular).step_ms);
+}
+
+// ZeRO-1 over two replicas of an EP-8 stage: Qwen3-30B-A3B's routed experts, 128 x 3 x 2048 x 768 =
+// 603,979,776 weights a layer, 75,497,472 on each of 8 ranks, reduce-scatter their 16-bit gradients over the
+// 2 replicas, one bucket a layer (each past Megatron's 40M-parameter bucket); the dense weights' group is the
+// 8 EP ranks of both replicas (16). Adam starts once every reduction is done.
+TEST(DataParallel, ZeroOneReducesEachLayersExpertGradientsOverTheReplicas) {
+  Scenario s = pipelined(8, 1, 2, 2);
+  s.parallel.dp = 2;
+  s.optimizer = Optimizer::ZERO1;
+  const auto r = simulate(s);
+  int expert_buckets = 0, dense_buckets = 0, gathers = 0;
+  for (const sim::CollectiveSpec& c : r.program->collectives()) {
+    if (c.name.rfind("dp.grad_reducescatter", 0) == 0) {
+      if (c.group.size() == 2) {
+        ++expert_buckets;
+        EXPECT_DOUBLE_EQ(c.bytes, 75'497'472.0 * 2) << c.name;
+        EXPECT_EQ(c.group[1] - c.group[0], 8) << "replica 1's rank of the same EP index";
+      } else {
+        ++dense_buckets;
+        EXPECT_EQ(c.group.size(), 16u) << c.name;
+      }
+    }
+    if (c.name.rfind("dp.param_allgather", 0) == 0) ++gathers;
+  }
+  EXPECT_EQ(expert_buckets, 2);
+  EXPECT_EQ(dense_buckets, 1);  // 2 layers x ~19M dense weights fit one 40M bucket
+  EXPECT_EQ(gathers, 3);
+  sim::TimeNs last_reduction = 0, adam_start = -1;
+  const auto& ops = r.program->ops();
+  for (std::size_t i = 0; i < ops.size(); ++i) {
+    if (ops[i].rank != 0) continue;
+    if (ops[i].category == "dp_reducescatter") last_reduction = std::max(last_reduction, r.run.ops[i].end);
+    if (ops[i].name == "optimizer.adam") adam_start = r.run.ops[i].start;
+  }
+  EXPECT_GE(adam_start, last_reduction);
+  EXPECT_GT(last_reduction, 0);
+}
