@@ -424,7 +424,7 @@ OpId ProgramBuilder::hierarchical_collective(int layer, Comm which, std::vector<
   const int per_gpu = moe.experts / s_.parallel.ep;
   shape.node_factor = expected_copy_factor(moe.experts, moe.top_k, per_gpu * shape.gpus_per_node);
   shape.gpu_factor = expected_copy_factor(moe.experts, moe.top_k, per_gpu);
-  const std::string base = collective_name(layer, which);
+  const std::string base = layer_prefix(layer) + to_string(which);
   const sim::OpOrigin origin{layer, backward, to_string(which)};
   const int stream_of[] = {COMM, shape.nodes > 1 ? COMM + 1 : COMM};
   const char* suffix[] = {".rdma.rail", ".nvlink.node"};

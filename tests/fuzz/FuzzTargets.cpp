@@ -12,6 +12,8 @@
 #include "moesim/calibrate/NcclTestsLog.hpp"
 #include "moesim/common/Error.hpp"
 #include "moesim/common/JsonReader.hpp"
+#include "moesim/cost/ImplementationProfile.hpp"
+#include "moesim/hwprofiles/Cluster.hpp"
 #include "moesim/hwprofiles/ProfileLoader.hpp"
 #include "moesim/models/ModelSpec.hpp"
 #include "moesim/models/Routing.hpp"
@@ -127,6 +129,14 @@ void load_routing_recorded(const std::string& text) {
   models::route_tokens(spec, 1, static_cast<int>(spec.recorded.size()), slots, experts, 1, 1.0);
 }
 
+void load_cluster(const std::string& text) {
+  hw::parse_cluster(text, kLabel);
+}
+
+void load_implementation(const std::string& text) {
+  cost::implementation_from_json(parse_json_text(text, kLabel), kLabel);
+}
+
 }  // namespace
 
 const std::vector<FuzzTarget>& fuzz_targets() {
@@ -142,6 +152,8 @@ const std::vector<FuzzTarget>& fuzz_targets() {
       {"measured", load_measured},
       {"routing_histogram", load_routing_histogram},
       {"routing_recorded", load_routing_recorded},
+      {"cluster", load_cluster},
+      {"implementation", load_implementation},
   };
   return targets;
 }
