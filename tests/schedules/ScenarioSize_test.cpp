@@ -65,8 +65,7 @@ TEST(ScenarioSize, AScenarioFarTooLargeIsRefusedBeforeItIsBuilt) {
   Scenario s = small();
   s.per_rank = true;
   ScopedEnv limit("MOESIM_MAX_OPS", "60");
-  EXPECT_EQ(error_of(s).rfind("the scenario needs 64 engine ops or more, past the 60", 0), 0u)
-      << error_of(s);
+  EXPECT_EQ(error_of(s).rfind("the scenario needs 64 engine ops or more, past the 60", 0), 0u) << error_of(s);
 }
 
 TEST(ScenarioSize, TheMegakernelCountsItsTilesFirst) {
