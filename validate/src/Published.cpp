@@ -137,7 +137,10 @@ class Evaluator {
     if (e.is_object() && e.contains("formula")) return formula(e, at);
     if (!e.is_object() || e.size() != 1)
       throw ConfigError(file_, at, "expected a number or one of " + std::string(kOperators));
-    const auto& [op, arg] = *e.items().begin();
+    // begin() kept as a named iterator: a binding to *items().begin() outlives the proxy it refers to.
+    const auto first = e.begin();
+    const std::string op = first.key();
+    const nlohmann::json& arg = first.value();
     const std::string here = at + "/" + op;
     if (op == "ratio" || op == "gain_pct") {
       if (!arg.is_array() || arg.size() != 2) throw ConfigError(file_, here, "expected [a, b]");
@@ -165,7 +168,10 @@ class Evaluator {
     if (e.is_object() && e.contains("formula"))
       return e.at("formula").get<std::string>() + "(...) = " + number_text(formula(e, at));
     if (!e.is_object() || e.size() != 1) eval(e, {}, at);  // throws: not an expression
-    const auto& [op, arg] = *e.items().begin();
+    // begin() kept as a named iterator: a binding to *items().begin() outlives the proxy it refers to.
+    const auto first = e.begin();
+    const std::string op = first.key();
+    const nlohmann::json& arg = first.value();
     const std::string here = at + "/" + op;
     if ((op == "min" || op == "max") && arg.is_object())
       throw ConfigError(file_, here, "a bound takes min/max over listed numbers, not over flag sets");
