@@ -49,6 +49,17 @@ expect_error 2 'dtype' "${base[@]}" --dtype int3
 expect_error 2 'ep' "${base[@]}" --ep 0
 expect_error 2 'power = "bogus": expected cap or off' "${base[@]}" --power bogus
 
+# --compare-engine: a row per engine, the JSON names both (2 nodes on a 2:1 fat tree).
+"$moesim" simulate --model qwen3-30b-a3b --hw h100 --ep 16 --nodes 2 --layers 1 --engine analytic \
+  --cluster "$(dirname "$0")/../../hwprofiles/clusters/fat-tree-2to1-8x400.json" --compare-engine simgrid \
+  --json "$work/engines.json" > "$work/engines.txt" 2> "$work/err" || bad "--compare-engine failed: $(cat "$work/err")"
+if grep -q '^  regular \[simgrid\] ' "$work/engines.txt" && python3 -c "
+import json
+d = json.load(open('$work/engines.json'))
+assert d['engine']['backend'] == 'analytic' and d['speedup_vs']['engine'] == 'simgrid', d['speedup_vs']
+"; then ok; else bad "--compare-engine rows and JSON"; fi
+expect_error 2 'compare excludes --compare-engine' "${base[@]}" --compare regular --compare-engine simgrid
+
 # The issue's JSON contract.
 "$moesim" "${base[@]}" --schedule farskip --compare regular --json - > "$work/r.json" 2> "$work/err" || bad "json run failed: $(cat "$work/err")"
 if python3 -c "
@@ -88,12 +99,18 @@ assert 0 < d['sm_util_pct'] <= 100
 "; then ok; else bad "flashmoe JSON or determinism"; fi
 
 # validate --json FILE writes the same rows as --json - prints, and the table still goes to stdout.
-runs=$(dirname "$0")/../../data/layer-runs/2026-11-22-nvidia-h200-x4-run2/lv-x4-profile/a2a4-qwen3-30b-a3b-t2048-balanced.json
+# --published reads two of the shipped files (every row status and kind among them; all of them take
+# minutes under the sanitizers, and docs.validation-tables and validate.Published run them all).
+repo=$(cd "$(dirname "$0")/../.." && pwd)
+runs=$repo/data/layer-runs/2026-11-22-nvidia-h200-x4-run2/lv-x4-profile/a2a4-qwen3-30b-a3b-t2048-balanced.json
+mkdir -p "$work/data/validate/published"
+ln -s "$repo/models" "$repo/hwprofiles" "$work/data/"
+cp "$repo"/validate/published/1-farskip.json "$repo"/validate/published/2-foldmoe.json "$work/data/validate/published/"
 for mode in --published "--measured $runs"; do
   # shellcheck disable=SC2086  # $mode is a flag and, for --measured, its file
-  "$moesim" validate $mode --json "$work/rows.json" > "$work/table.txt"
+  MOESIM_DATA_DIR=$work/data "$moesim" validate $mode --json "$work/rows.json" > "$work/table.txt"
   # shellcheck disable=SC2086
-  "$moesim" validate $mode --json - > "$work/rows-stdout.json"
+  MOESIM_DATA_DIR=$work/data "$moesim" validate $mode --json - > "$work/rows-stdout.json"
   if cmp -s "$work/rows.json" "$work/rows-stdout.json" && grep -q '^# ' "$work/table.txt" && python3 -c "
 import json
 rows = json.load(open('$work/rows.json'))
@@ -107,6 +124,7 @@ for r in rows:
     assert r['status'] in ('reproduced', 'bounded', 'off') and ('tolerance_pct' in r) != ('holds' in r), r
     assert r['status'] != 'bounded' or set(r['bound']) & {'upper', 'lower'} and r['bound']['arithmetic'], r
 assert rows
+assert not published or {r['status'] for r in rows} == {'reproduced', 'bounded', 'off'}, rows
 "; then ok; else bad "validate $mode --json FILE"; fi
 done
 expect_error 2 'nodir/rows.json": its directory .*/nodir does not exist' validate --published --json "$work/nodir/rows.json"
