@@ -21,6 +21,7 @@ namespace {
 struct SimulateOptions {
   ScenarioOptions scenario;
   std::string compare;
+  std::string compare_engine;
   std::string json_path;
   std::string trace_path;
   std::string report_dir;
@@ -57,6 +58,10 @@ int run_simulate(const SimulateOptions& o, const Invocation& invocation) {
   if (!o.compare.empty()) {
     baseline = std::make_unique<schedules::SimulationResult>(
         schedules::simulate(schedules::baseline_of(primary, o.compare)));
+  } else if (!o.compare_engine.empty()) {
+    schedules::Scenario other = primary;
+    other.engine = o.compare_engine == "simgrid" ? sim::Backend::SIMGRID : sim::Backend::ANALYTIC;
+    baseline = std::make_unique<schedules::SimulationResult>(schedules::simulate(other));
   }
   const bool json_to_stdout = o.json_path == "-";
   if (!json_to_stdout) {
@@ -90,7 +95,13 @@ void add_simulate(CLI::App& app, const Invocation& invocation, Action& action) {
   CLI::App* sub =
       app.add_subcommand("simulate", "Simulate one scenario (optionally against a baseline schedule)");
   add_scenario_options(*sub, options->scenario);
-  sub->add_option("--compare", options->compare, "Also simulate this schedule and report speedup_vs it");
+  auto* compare =
+      sub->add_option("--compare", options->compare, "Also simulate this schedule and report speedup_vs it");
+  sub->add_option("--compare-engine", options->compare_engine,
+                  "Also simulate the same scenario on this engine (analytic | simgrid): a row per engine, "
+                  "speedup_vs the second")
+      ->check(CLI::IsMember({"analytic", "simgrid"}))
+      ->excludes(compare);
   sub->add_option("--json", options->json_path, "Write the result record as JSON to FILE, or - for stdout");
   sub->add_option("--trace", options->trace_path, "Write a Chrome/Perfetto trace of the run to FILE");
   sub->add_option("--report", options->report_dir, "Write DIR/index.html, DIR/trace.json and DIR/summary.md");

@@ -12,6 +12,7 @@
 #include "moesim/common/OutputFile.hpp"
 #include "moesim/reports/ChromeTrace.hpp"
 #include "moesim/reports/ResultJson.hpp"
+#include "moesim/sim/BackendName.hpp"
 
 namespace moesim::reports {
 
@@ -22,6 +23,7 @@ using schedules::SimulationResult;
 std::string label_of(const SimulationResult& r) {
   std::string label = r.scenario.schedule;
   for (const auto& [k, v] : r.scenario.options) label += " " + k + "=" + v;
+  if (r.scenario.engine != sim::Backend::ANALYTIC) label += " [" + sim::to_string(r.scenario.engine) + "]";
   return label;
 }
 

@@ -4,6 +4,7 @@
 #include <variant>
 
 #include "moesim/reports/Metrics.hpp"
+#include "moesim/sim/BackendName.hpp"
 #include "moesim/sim/Types.hpp"
 
 namespace moesim::reports {
@@ -115,7 +116,7 @@ nlohmann::json result_json(const schedules::SimulationResult& r, const schedules
   j["tool"] = {{"name", "moesim"}, {"version", context.tool_version}, {"git_sha", context.git_sha}};
   j["args"] = context.args;
   j["scenario"] = scenario_json(r.scenario);
-  j["engine"] = {{"backend", "analytic"},
+  j["engine"] = {{"backend", sim::to_string(r.scenario.engine)},
                  {"symmetric_fast_path", r.symmetric},
                  {"simulated_ranks", r.ranks.size()},
                  {"ops", r.program->ops().size()},
@@ -124,6 +125,7 @@ nlohmann::json result_json(const schedules::SimulationResult& r, const schedules
   for (auto& [k, v] : metrics.items()) j[k] = v;
   if (baseline != nullptr) {
     j["speedup_vs"] = {{"schedule", baseline->scenario.schedule},
+                       {"engine", sim::to_string(baseline->scenario.engine)},
                        {"speedup", std::round(baseline->step_ms / r.step_ms * 1e4) / 1e4},
                        {"baseline", metrics_json(*baseline)}};
   }

@@ -4,6 +4,8 @@
 
 #include <algorithm>
 
+#include "moesim/sim/BackendName.hpp"
+
 namespace moesim::reports {
 
 namespace {
@@ -19,6 +21,14 @@ std::string scenario_line(const schedules::SimulationResult& r) {
       schedules::implementation_name(s),
       s.host_speed != 1 ? fmt::format(" (host speed {:g})", s.host_speed) : "");
 }
+/** Empty for the default engine: a run on another one says so wherever it is named. */
+std::string engine_tag(const schedules::SimulationResult& r) {
+  return r.scenario.engine == sim::Backend::ANALYTIC ? "" : " [" + sim::to_string(r.scenario.engine) + "]";
+}
+
+std::string schedule_and_engine(const schedules::SimulationResult& r) {
+  return r.scenario.schedule + engine_tag(r);
+}
 }  // namespace
 
 void print_summary(std::ostream& out, const std::vector<const schedules::SimulationResult*>& results) {
@@ -28,6 +38,7 @@ void print_summary(std::ostream& out, const std::vector<const schedules::Simulat
   for (const auto* r : results) {
     std::string label = r->scenario.schedule;
     for (const auto& [k, v] : r->scenario.options) label += "," + k + "=" + v;
+    label += engine_tag(*r);
     width = std::max(width, label.size());
     labels.push_back(label);
   }
@@ -56,7 +67,7 @@ void print_summary(std::ostream& out, const std::vector<const schedules::Simulat
           100.0 * static_cast<double>(ns) / static_cast<double>(std::max<sim::TimeNs>(r->run.makespan_ns, 1));
       if (pct >= 0.5) line += fmt::format("{}{} {:.1f}%", line.empty() ? "" : ", ", cat, pct);
     }
-    out << "# critical path (" << r->scenario.schedule << "): " << line << "\n";
+    out << "# critical path (" << schedule_and_engine(*r) << "): " << line << "\n";
     for (const auto& g : r->figures) {
       for (const auto& text : g.summary) out << text << "\n";
     }
@@ -64,7 +75,7 @@ void print_summary(std::ostream& out, const std::vector<const schedules::Simulat
       out << fmt::format(
           "# noise ({}): {} runs, jitter median {:.1f} us p95 {:.1f} us{}: layer p50 {:.3f} ms, p95 {:.3f} "
           "ms\n",
-          r->scenario.schedule, r->repeat_layer_ms.size(), r->noise.median_us, r->noise.p95_us,
+          schedule_and_engine(*r), r->repeat_layer_ms.size(), r->noise.median_us, r->noise.p95_us,
           r->noise.preset.empty() ? "" : " (" + r->noise.preset + ")", r->layer_ms_p50, r->layer_ms_p95);
     }
     if (r->power.modeled && !r->power.speed.empty()) {
@@ -74,7 +85,7 @@ void print_summary(std::ostream& out, const std::vector<const schedules::Simulat
       out << fmt::format(
           "# power ({}): compute speed {:.3f}{} of full clock under the {:.0f} W limit (would draw {:.0f} W "
           "uncapped){}\n",
-          r->scenario.schedule, *slowest, *fastest > *slowest ? fmt::format("..{:.3f}", *fastest) : "",
+          schedule_and_engine(*r), *slowest, *fastest > *slowest ? fmt::format("..{:.3f}", *fastest) : "",
           r->scenario.hw.power.limit_w, uncapped, r->power.converged ? "" : "; governor did not converge");
     }
   }

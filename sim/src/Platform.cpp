@@ -1,5 +1,8 @@
 #include "moesim/sim/Platform.hpp"
+
 #include <algorithm>
+
+#include "moesim/sim/BackendName.hpp"
 
 #include "moesim/common/Error.hpp"
 
@@ -17,6 +20,10 @@ std::string to_string(CollectiveKind kind) {
       return "reduce_scatter";
   }
   return "unknown";
+}
+
+std::string to_string(Backend backend) {
+  return backend == Backend::SIMGRID ? "simgrid" : "analytic";
 }
 
 namespace {

@@ -1,0 +1,12 @@
+#pragma once
+/** @file The name of an engine backend, as `--engine` spells it. */
+#include <string>
+
+#include "moesim/sim/Types.hpp"
+
+namespace moesim::sim {
+
+/** @brief "analytic" or "simgrid". */
+std::string to_string(Backend backend);
+
+}  // namespace moesim::sim
