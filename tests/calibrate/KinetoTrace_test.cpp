@@ -35,7 +35,7 @@ const char* const kTrace = R"json({
 TEST(KinetoTrace, KernelsByCategoryWithGemmShapes) {
   const KinetoTrace t = parse_kineto_trace(kTrace, "trace.json");
   ASSERT_EQ(t.kernels.size(), 5u);
-  EXPECT_EQ(t.kernels[0].category, KernelCategory::GEMM);
+  EXPECT_EQ(t.kernels[0].kind, traces::GpuKind::GEMM);
   ASSERT_TRUE(t.kernels[0].gemm.has_value());
   // aten::linear: input [2, 2048, 2048] -> m = 4096 rows, k = 2048; weight [6144, 2048] -> n = 6144.
   EXPECT_EQ(t.kernels[0].gemm->m, 4096);
@@ -48,9 +48,9 @@ TEST(KinetoTrace, KernelsByCategoryWithGemmShapes) {
   EXPECT_EQ(t.kernels[1].gemm->m, 4096);
   EXPECT_EQ(t.kernels[1].gemm->n, 2048);
   EXPECT_EQ(t.kernels[1].gemm->k, 7168);
-  EXPECT_EQ(t.kernels[2].category, KernelCategory::ATTENTION);
-  EXPECT_EQ(t.kernels[3].category, KernelCategory::NCCL);
-  EXPECT_EQ(t.kernels[4].category, KernelCategory::OTHER);
+  EXPECT_EQ(t.kernels[2].kind, traces::GpuKind::ATTENTION);
+  EXPECT_EQ(t.kernels[3].kind, traces::GpuKind::NCCL);
+  EXPECT_EQ(t.kernels[4].kind, traces::GpuKind::OTHER);
   EXPECT_FALSE(t.kernels[4].gemm.has_value());
 }
 
@@ -61,6 +61,15 @@ TEST(KinetoTrace, RejectsWhatIsNotATrace) {
     FAIL();
   } catch (const ConfigError& e) {
     EXPECT_EQ(std::string(e.what()).rfind("broken.json:3: invalid JSON", 0), 0u) << e.what();
+  }
+  // The reader is traces/'s: a trace of CPU ops only is refused there, naming the file and /traceEvents.
+  try {
+    parse_kineto_trace(
+        R"({"traceEvents": [{"ph": "X", "cat": "cpu_op", "name": "aten::mm", "ts": 1, "dur": 2}]})",
+        "cpu.json");
+    FAIL();
+  } catch (const ConfigError& e) {
+    EXPECT_EQ(std::string(e.what()).rfind("cpu.json: /traceEvents holds no GPU kernels", 0), 0u) << e.what();
   }
 }
 

@@ -59,7 +59,17 @@ TEST(TorchTrace, ForeignOrEmptyTracesAreOneLineErrors) {
                      "\"dur\": -2}]}")
                 .find("t.json: /traceEvents/0/dur"),
             std::string::npos);
-  EXPECT_NE(error_of("not json").find("is not JSON"), std::string::npos);
+  // Syntax errors name the line; a bad value names its JSON pointer and shows it; no event lasts an hour.
+  EXPECT_EQ(error_of("{\"traceEvents\": [\n{\"ph\": \"X\",\n \"cat\": kernel}]}")
+                .rfind("t.json:3: invalid JSON", 0),
+            0u);
+  EXPECT_NE(error_of("{\"traceEvents\": [{\"ph\": \"X\", \"cat\": 7}]}")
+                .find("t.json: /traceEvents/0/cat = 7: must be a string"),
+            std::string::npos);
+  EXPECT_NE(error_of("{\"traceEvents\": [{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"k\", \"ts\": 1, "
+                     "\"dur\": 4e9}]}")
+                .find("t.json: /traceEvents/0/dur = 4000000000.0: must be <= 3.6e9 us"),
+            std::string::npos);
   const std::string truncated = testing::TempDir() + "/truncated.json.gz";
   {
     std::ofstream out(truncated, std::ios::binary);
