@@ -54,6 +54,22 @@ TEST(KinetoTrace, KernelsByCategoryWithGemmShapes) {
   EXPECT_FALSE(t.kernels[4].gemm.has_value());
 }
 
+TEST(KinetoTrace, AShapePastTheLimitsIsNoShape) {
+  // docs/limits.md: a tensor dimension of 2^31 = 2147483648 is not used as a GEMM shape; 2^31 - 1 is.
+  auto shape_of = [](const std::string& m) {
+    const std::string text = R"({"traceEvents": [
+      {"ph": "X", "cat": "cpu_op", "name": "aten::mm", "ts": 0, "dur": 1,
+       "args": {"External id": 1, "Input Dims": [[)" +
+                             m + R"(, 8], [8, 16]], "Input type": ["c10::Float8_e4m3fn"]}},
+      {"ph": "X", "cat": "kernel", "name": "gemm", "ts": 1, "dur": 1, "args": {"External id": 1}}]})";
+    return parse_kineto_trace(text, "t.json").kernels.at(0).gemm;
+  };
+  EXPECT_FALSE(shape_of("2147483648").has_value());
+  ASSERT_TRUE(shape_of("2147483647").has_value());
+  EXPECT_EQ(shape_of("2147483647")->m, 2147483647);
+  EXPECT_EQ(shape_of("2147483647")->dtype, "fp8");
+}
+
 TEST(KinetoTrace, RejectsWhatIsNotATrace) {
   EXPECT_THROW(parse_kineto_trace(R"({"events": []})", "x.json"), ConfigError);
   try {
