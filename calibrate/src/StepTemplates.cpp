@@ -2,9 +2,9 @@
 
 #include <algorithm>
 #include <cmath>
-#include <numeric>
 
 #include "moesim/cost/CostModel.hpp"
+#include "moesim/cost/ImplementationQuantities.hpp"
 
 namespace moesim::calibrate::detail {
 namespace {
@@ -37,57 +37,6 @@ std::vector<ImplWidth> preferred_widths(LayerOp op) {
   }
 }
 
-double width_value(const TracedQuantities& q, ImplWidth width) {
-  const models::ModelSpec& m = *q.model;
-  const models::AttentionSpec& a = m.attention;
-  switch (width) {
-    case ImplWidth::ONE:
-      return 1;
-    case ImplWidth::HIDDEN:
-      return m.hidden;
-    case ImplWidth::EXPERTS:
-      return m.moe.experts;
-    case ImplWidth::LOCAL_EXPERTS:
-      return q.context.experts_total_local;
-    case ImplWidth::TOP_K:
-      return m.moe.top_k;
-    case ImplWidth::EXPERT_FFN:
-      return m.moe.expert_ffn;
-    case ImplWidth::SHARED_FFN:
-      return static_cast<double>(m.moe.shared_experts) * m.moe.shared_ffn;
-    case ImplWidth::DENSE_FFN:
-      return m.dense_ffn;
-    case ImplWidth::Q_WIDTH:
-      return static_cast<double>(a.heads) * a.qk_head_dim();
-    case ImplWidth::KV_WIDTH:
-      return a.type == models::AttentionType::MLA ? a.kv_lora_rank + a.rope_head_dim
-                                                  : static_cast<double>(a.kv_heads) * a.head_dim;
-    case ImplWidth::V_WIDTH:
-      return static_cast<double>(a.heads) * a.value_head_dim();
-    case ImplWidth::HEADS:
-      return a.heads;
-  }
-  return 1;
-}
-
-double rows_value(const TracedQuantities& q, ImplRows rows) {
-  const models::OpContext& c = q.context;
-  switch (rows) {
-    case ImplRows::NONE:
-      return 1;
-    case ImplRows::TOKENS:
-      return static_cast<double>(c.tokens);
-    case ImplRows::ROUTED_ROWS:
-      return static_cast<double>(c.routed_rows);
-    case ImplRows::RECEIVED_ROWS:
-      return static_cast<double>(
-          std::accumulate(c.expert_tokens.begin(), c.expert_tokens.end(), std::int64_t{0}));
-    case ImplRows::EXPERT_ROWS:
-      return static_cast<double>(q.expert_rows);
-  }
-  return 1;
-}
-
 }  // namespace
 
 double largest_input_elements(const std::vector<std::vector<std::int64_t>>& inputs) {
@@ -102,7 +51,10 @@ double largest_input_elements(const std::vector<std::vector<std::int64_t>>& inpu
 }
 
 double traffic_elements(const TracedQuantities& q, ImplRows rows, ImplWidth width) {
-  return rows_value(q, rows) * width_value(q, width);
+  // The simulator's own quantities (cost::implementation_rows/width), so that a learned step scales at
+  // simulation as it did at the traced configuration.
+  return cost::implementation_rows(q.context, rows, q.expert_rows) *
+         cost::implementation_width(*q.model, q.context, width);
 }
 
 std::optional<TrafficShape> traffic_shape(LayerOp op, const TracedQuantities& q, double elements) {
@@ -137,25 +89,14 @@ double bytes_for_duration(const hw::HwProfile& hw, double duration_s) {
 
 std::vector<PredictedKernel> predicted_kernels(const hw::HwProfile& hw, LayerOp op, bool backward,
                                                const TracedQuantities& q, bool gemms) {
-  models::OpContext c = q.context;
-  c.regroup_by_expert = false;
-  if (op == LayerOp::ROUTED_EXPERTS) {
-    c.expert_loop = q.per_expert;
-    if (q.per_expert) {
-      c.expert_tokens = {q.expert_rows};
-      c.experts_total_local = 1;
-    }
-  }
-  std::vector<models::KernelCost> all;
-  for (models::Pass pass : backward ? std::vector<models::Pass>{models::Pass::DGRAD, models::Pass::WGRAD}
-                                    : std::vector<models::Pass>{models::Pass::FORWARD}) {
-    for (auto& k : models::layer_op_kernels(*q.model, op, pass, c)) all.push_back(std::move(k));
-  }
+  const std::vector<models::KernelCost> all = cost::implementation_moesim_kernels(
+      *q.model, op, backward ? models::Pass::DGRAD : models::Pass::FORWARD, q.context,
+      q.per_expert ? std::optional<std::int64_t>(q.expert_rows) : std::nullopt);
   std::vector<PredictedKernel> out;
   for (const models::KernelCost& k : all) {
     const bool gemm = k.kind == models::KernelClass::GEMM || k.kind == models::KernelClass::GROUPED_GEMM;
     if (gemm != gemms || (!gemms && k.kind != models::KernelClass::ATTENTION)) continue;
-    const sim::KernelWork w = cost::kernel_work(hw, k, c.dtype);
+    const sim::KernelWork w = cost::kernel_work(hw, k, q.context.dtype);
     out.push_back({k, std::max(w.compute_ns, w.memory_ns), w.fixed_ns});
   }
   return out;

@@ -9,14 +9,14 @@ namespace moesim::calibrate::detail {
 void use_traces(Context& c) {
   hw::HwProfile& p = c.out.profile;
   for (const KinetoTrace& trace : c.in.traces) {
-    std::map<KernelCategory, std::pair<int, double>> totals;
+    std::map<traces::GpuKind, std::pair<int, double>> totals;
     for (const TraceKernel& k : trace.kernels) {
-      totals[k.category].first += 1;
-      totals[k.category].second += k.duration_s;
+      totals[k.kind].first += 1;
+      totals[k.kind].second += k.duration_s;
     }
     std::string summary = trace.file + ":";
-    for (const auto& [category, total] : totals) {
-      summary += " " + to_string(category) + " " + std::to_string(total.first) + " kernels " +
+    for (const auto& [kind, total] : totals) {
+      summary += " " + traces::to_string(kind) + " " + std::to_string(total.first) + " kernels " +
                  fixed(total.second * 1e3, 3) + " ms;";
     }
     c.out.notes.push_back(summary);
@@ -25,7 +25,7 @@ void use_traces(Context& c) {
   std::vector<std::string> dtypes;
   for (const KinetoTrace& trace : c.in.traces) {
     for (const TraceKernel& k : trace.kernels) {
-      if (k.category != KernelCategory::GEMM || !k.gemm || k.duration_s <= 0) continue;
+      if (k.kind != traces::GpuKind::GEMM || !k.gemm || k.duration_s <= 0) continue;
       const std::string dtype = k.gemm->dtype.empty() ? "bf16" : k.gemm->dtype;
       if (!p.gpu.peak_flops.count(dtype)) continue;
       gemms.push_back(&k);

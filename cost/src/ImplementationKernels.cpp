@@ -4,18 +4,13 @@
 #include <numeric>
 
 #include "moesim/common/Check.hpp"
+#include "moesim/cost/ImplementationQuantities.hpp"
 
-namespace moesim::cost::detail {
-namespace {
+namespace moesim::cost {
 
-using models::KernelClass;
-using models::KernelCost;
-using models::LayerOp;
-using models::Pass;
-
-// Rows per local expert: the context's, or routed_rows spread evenly as models::layer_op_kernels does.
-std::vector<std::int64_t> expert_rows(const models::OpContext& c) {
+std::vector<std::int64_t> implementation_expert_rows(const models::OpContext& c) {
   if (!c.expert_tokens.empty()) return c.expert_tokens;
+  // routed_rows spread evenly, as models::layer_op_kernels does.
   std::vector<std::int64_t> rows(static_cast<std::size_t>(c.experts_total_local), 0);
   for (std::int64_t e = 0; e < c.experts_total_local; ++e)
     rows[static_cast<std::size_t>(e)] =
@@ -23,7 +18,25 @@ std::vector<std::int64_t> expert_rows(const models::OpContext& c) {
   return rows;
 }
 
-double width_value(const models::ModelSpec& m, const models::OpContext& c, ImplWidth width) {
+double implementation_rows(const models::OpContext& c, ImplRows rows, std::int64_t expert_rows) {
+  switch (rows) {
+    case ImplRows::NONE:
+      return 1;
+    case ImplRows::TOKENS:
+      return static_cast<double>(c.tokens);
+    case ImplRows::ROUTED_ROWS:
+      return static_cast<double>(c.routed_rows);
+    case ImplRows::RECEIVED_ROWS: {
+      const auto r = implementation_expert_rows(c);
+      return static_cast<double>(std::accumulate(r.begin(), r.end(), std::int64_t{0}));
+    }
+    case ImplRows::EXPERT_ROWS:
+      return static_cast<double>(expert_rows);
+  }
+  return 1;
+}
+
+double implementation_width(const models::ModelSpec& m, const models::OpContext& c, ImplWidth width) {
   const models::AttentionSpec& a = m.attention;
   const double tp = std::max(c.tp, 1);
   const double heads = a.heads / tp;
@@ -57,6 +70,36 @@ double width_value(const models::ModelSpec& m, const models::OpContext& c, ImplW
   return 1;
 }
 
+std::vector<models::KernelCost> implementation_moesim_kernels(const models::ModelSpec& model,
+                                                              models::LayerOp op, models::Pass pass,
+                                                              const models::OpContext& context,
+                                                              std::optional<std::int64_t> one_expert_rows) {
+  models::OpContext c = context;
+  c.regroup_by_expert = false;
+  if (op == models::LayerOp::ROUTED_EXPERTS) {
+    c.expert_loop = one_expert_rows.has_value();
+    if (one_expert_rows) {
+      c.expert_tokens = {*one_expert_rows};
+      c.experts_total_local = 1;
+    }
+  }
+  if (pass == models::Pass::FORWARD) return models::layer_op_kernels(model, op, models::Pass::FORWARD, c);
+  std::vector<models::KernelCost> all = models::layer_op_kernels(model, op, models::Pass::DGRAD, c);
+  for (models::KernelCost& k : models::layer_op_kernels(model, op, models::Pass::WGRAD, c))
+    all.push_back(std::move(k));
+  return all;
+}
+
+}  // namespace moesim::cost
+
+namespace moesim::cost::detail {
+namespace {
+
+using models::KernelClass;
+using models::KernelCost;
+using models::LayerOp;
+using models::Pass;
+
 class StepEmitter {
  public:
   StepEmitter(const OpCostInputs& in, LayerOp op, Pass pass, const models::OpContext& c)
@@ -64,7 +107,7 @@ class StepEmitter {
         op_(op),
         pass_(pass),
         c_(c),
-        rows_(op == LayerOp::ROUTED_EXPERTS ? expert_rows(c) : std::vector<std::int64_t>{}) {}
+        rows_(op == LayerOp::ROUTED_EXPERTS ? implementation_expert_rows(c) : std::vector<std::int64_t>{}) {}
 
   std::vector<KernelPiece> emit(const ImplOpEntry& entry) {
     const auto& steps = entry.steps;
@@ -90,23 +133,11 @@ class StepEmitter {
            (pass_ == Pass::FORWARD ? "" : ".bwd");
   }
 
-  // moesim's kernels of the op for this pass (backward: DGRAD then WGRAD), for one expert of `rows` rows
-  // when rows > 0, else with the routed experts as one grouped launch per projection.
+  // moesim's kernels of the op for this pass, for one expert of `rows` rows when rows > 0, else with the
+  // routed experts as one grouped launch per projection.
   std::vector<KernelCost> moesim_kernels(std::int64_t rows) const {
-    models::OpContext c = c_;
-    c.regroup_by_expert = false;
-    if (op_ == LayerOp::ROUTED_EXPERTS) {
-      c.expert_loop = rows > 0;
-      if (rows > 0) {
-        c.expert_tokens = {rows};
-        c.experts_total_local = 1;
-      }
-    }
-    if (pass_ == Pass::FORWARD) return models::layer_op_kernels(in_.model, op_, Pass::FORWARD, c);
-    std::vector<KernelCost> all = models::layer_op_kernels(in_.model, op_, Pass::DGRAD, c);
-    for (KernelCost& k : models::layer_op_kernels(in_.model, op_, Pass::WGRAD, c))
-      all.push_back(std::move(k));
-    return all;
+    return implementation_moesim_kernels(in_.model, op_, pass_, c_,
+                                         rows > 0 ? std::optional<std::int64_t>(rows) : std::nullopt);
   }
 
   void kernel(const std::string& name, const sim::KernelWork& work, const ImplStep& s, double flops) {
@@ -135,24 +166,6 @@ class StepEmitter {
     }
   }
 
-  double row_count(ImplRows rows, std::int64_t expert) const {
-    switch (rows) {
-      case ImplRows::NONE:
-        return 1;
-      case ImplRows::TOKENS:
-        return static_cast<double>(c_.tokens);
-      case ImplRows::ROUTED_ROWS:
-        return static_cast<double>(c_.routed_rows);
-      case ImplRows::RECEIVED_ROWS: {
-        const auto r = expert_rows(c_);
-        return static_cast<double>(std::accumulate(r.begin(), r.end(), std::int64_t{0}));
-      }
-      case ImplRows::EXPERT_ROWS:
-        return static_cast<double>(expert);
-    }
-    return 1;
-  }
-
   void step(const ImplStep& s, std::int64_t expert) {
     if (s.when == ImplCondition::MULTI_RANK && in_.ep <= 1) return;
     switch (s.kind) {
@@ -167,7 +180,8 @@ class StepEmitter {
         k.name = name(s);
         k.kind = KernelClass::MEMORY;
         k.backward = pass_ != Pass::FORWARD;
-        k.bytes = s.bytes_per_element * row_count(s.rows, expert) * width_value(in_.model, c_, s.width);
+        k.bytes = s.bytes_per_element * implementation_rows(c_, s.rows, expert) *
+                  implementation_width(in_.model, c_, s.width);
         kernel(k.name, kernel_work(in_.hw, k, c_.dtype), s, 0);
         return;
       }

@@ -55,7 +55,7 @@ expect 2 'wrap64.json: /layers = 1.8446744073709552e\+19: expected an integer' 1
 echo '{"traceEvents": [{"ph": "X", "cat": 7, "name": "k", "dur": 1}]}' > cat.json
 expect 2 'cat.json: /traceEvents/0/cat = 7: must be a string' 10 calibrate --base h100 --out o1.json --torch-trace cat.json
 echo '{"traceEvents": [{"ph": "X", "cat": "kernel", "name": ["k"], "dur": 1}]}' > name.json
-expect 2 'name.json: /traceEvents/0/name must be a string' 10 calibrate --base h100 --out o2.json --torch-trace name.json
+expect 2 'name.json: /traceEvents/0/name = \[\.\.\.\]: must be a string' 10 calibrate --base h100 --out o2.json --torch-trace name.json
 log_head='# Collective test starting: all_reduce_perf
 #  Rank  0 Group  0 Pid 1 on host device  0 [0x1] GPU
 #  Rank  1 Group  0 Pid 2 on host device  1 [0x2] GPU'

@@ -35,7 +35,7 @@ const char* const kTrace = R"json({
 TEST(KinetoTrace, KernelsByCategoryWithGemmShapes) {
   const KinetoTrace t = parse_kineto_trace(kTrace, "trace.json");
   ASSERT_EQ(t.kernels.size(), 5u);
-  EXPECT_EQ(t.kernels[0].category, KernelCategory::GEMM);
+  EXPECT_EQ(t.kernels[0].kind, traces::GpuKind::GEMM);
   ASSERT_TRUE(t.kernels[0].gemm.has_value());
   // aten::linear: input [2, 2048, 2048] -> m = 4096 rows, k = 2048; weight [6144, 2048] -> n = 6144.
   EXPECT_EQ(t.kernels[0].gemm->m, 4096);
@@ -48,10 +48,26 @@ TEST(KinetoTrace, KernelsByCategoryWithGemmShapes) {
   EXPECT_EQ(t.kernels[1].gemm->m, 4096);
   EXPECT_EQ(t.kernels[1].gemm->n, 2048);
   EXPECT_EQ(t.kernels[1].gemm->k, 7168);
-  EXPECT_EQ(t.kernels[2].category, KernelCategory::ATTENTION);
-  EXPECT_EQ(t.kernels[3].category, KernelCategory::NCCL);
-  EXPECT_EQ(t.kernels[4].category, KernelCategory::OTHER);
+  EXPECT_EQ(t.kernels[2].kind, traces::GpuKind::ATTENTION);
+  EXPECT_EQ(t.kernels[3].kind, traces::GpuKind::NCCL);
+  EXPECT_EQ(t.kernels[4].kind, traces::GpuKind::OTHER);
   EXPECT_FALSE(t.kernels[4].gemm.has_value());
+}
+
+TEST(KinetoTrace, AShapePastTheLimitsIsNoShape) {
+  // docs/limits.md: a tensor dimension of 2^31 = 2147483648 is not used as a GEMM shape; 2^31 - 1 is.
+  auto shape_of = [](const std::string& m) {
+    const std::string text = R"({"traceEvents": [
+      {"ph": "X", "cat": "cpu_op", "name": "aten::mm", "ts": 0, "dur": 1,
+       "args": {"External id": 1, "Input Dims": [[)" +
+                             m + R"(, 8], [8, 16]], "Input type": ["c10::Float8_e4m3fn"]}},
+      {"ph": "X", "cat": "kernel", "name": "gemm", "ts": 1, "dur": 1, "args": {"External id": 1}}]})";
+    return parse_kineto_trace(text, "t.json").kernels.at(0).gemm;
+  };
+  EXPECT_FALSE(shape_of("2147483648").has_value());
+  ASSERT_TRUE(shape_of("2147483647").has_value());
+  EXPECT_EQ(shape_of("2147483647")->m, 2147483647);
+  EXPECT_EQ(shape_of("2147483647")->dtype, "fp8");
 }
 
 TEST(KinetoTrace, RejectsWhatIsNotATrace) {
@@ -61,6 +77,15 @@ TEST(KinetoTrace, RejectsWhatIsNotATrace) {
     FAIL();
   } catch (const ConfigError& e) {
     EXPECT_EQ(std::string(e.what()).rfind("broken.json:3: invalid JSON", 0), 0u) << e.what();
+  }
+  // The reader is traces/'s: a trace of CPU ops only is refused there, naming the file and /traceEvents.
+  try {
+    parse_kineto_trace(
+        R"({"traceEvents": [{"ph": "X", "cat": "cpu_op", "name": "aten::mm", "ts": 1, "dur": 2}]})",
+        "cpu.json");
+    FAIL();
+  } catch (const ConfigError& e) {
+    EXPECT_EQ(std::string(e.what()).rfind("cpu.json: /traceEvents holds no GPU kernels", 0), 0u) << e.what();
   }
 }
 

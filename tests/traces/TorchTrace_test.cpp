@@ -50,16 +50,25 @@ TEST(TorchTrace, ForeignOrEmptyTracesAreOneLineErrors) {
   } catch (const ConfigError& e) {
     EXPECT_NE(std::string(e.what()).find("/traceEvents is missing"), std::string::npos) << e.what();
   }
+  // A trace of one complete event with these fields.
+  auto event_error = [](const std::string& fields) {
+    return error_of(R"({"traceEvents": [{"ph": "X", )" + fields + "}]}");
+  };
   EXPECT_NE(
-      error_of("{\"traceEvents\": [{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"aten::mm\", \"ts\": 1, "
-               "\"dur\": 2}]}")
-          .find("holds no GPU kernels"),
+      event_error(R"("cat": "cpu_op", "name": "aten::mm", "ts": 1, "dur": 2)").find("holds no GPU kernels"),
       std::string::npos);
-  EXPECT_NE(error_of("{\"traceEvents\": [{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"k\", \"ts\": 1, "
-                     "\"dur\": -2}]}")
-                .find("t.json: /traceEvents/0/dur"),
+  EXPECT_NE(
+      event_error(R"("cat": "kernel", "name": "k", "ts": 1, "dur": -2)").find("t.json: /traceEvents/0/dur"),
+      std::string::npos);
+  // Syntax errors name the line; a bad value names its JSON pointer and shows it; no event lasts an hour.
+  EXPECT_EQ(error_of("{\"traceEvents\": [\n{\"ph\": \"X\",\n \"cat\": kernel}]}")
+                .rfind("t.json:3: invalid JSON", 0),
+            0u);
+  EXPECT_NE(event_error(R"("cat": 7)").find("t.json: /traceEvents/0/cat = 7: must be a string"),
             std::string::npos);
-  EXPECT_NE(error_of("not json").find("is not JSON"), std::string::npos);
+  EXPECT_NE(event_error(R"("cat": "kernel", "name": "k", "ts": 1, "dur": 4e9)")
+                .find("t.json: /traceEvents/0/dur = 4000000000.0: must be <= 3.6e9 us"),
+            std::string::npos);
   const std::string truncated = testing::TempDir() + "/truncated.json.gz";
   {
     std::ofstream out(truncated, std::ios::binary);

@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "moesim/common/Error.hpp"
+#include "moesim/common/JsonReader.hpp"
 #include "moesim/traces/TraceFile.hpp"
 
 namespace moesim::traces {
@@ -21,6 +22,9 @@ bool contains_any(const std::string& text, std::initializer_list<const char*> wo
                      [&](const char* w) { return text.find(w) != std::string::npos; });
 }
 
+// Input limits (docs/limits.md): no event lasts an hour.
+constexpr double kMaxDurationUs = 3.6e9;
+
 // Reads one event's fields, naming the event's JSON pointer in every error.
 class EventReader {
  public:
@@ -30,7 +34,7 @@ class EventReader {
   std::string text(const char* key) const {
     auto it = event_.find(key);
     if (it == event_.end()) return "";
-    if (!it->is_string()) fail(key, "must be a string");
+    if (!it->is_string()) fail(key, "= " + shown_value(*it) + ": must be a string");
     return it->get<std::string>();
   }
 
@@ -40,6 +44,12 @@ class EventReader {
     if (!it->is_number() || !std::isfinite(it->get<double>()) || it->get<double>() < 0)
       fail(key, "must be a number >= 0 (microseconds)");
     return it->get<double>();
+  }
+
+  double duration() const {
+    const double dur = time("dur");
+    if (dur > kMaxDurationUs) fail("dur", "= " + shown_value(event_.at("dur")) + ": must be <= 3.6e9 us");
+    return dur;
   }
 
   std::int64_t tid() const {
@@ -75,6 +85,17 @@ class EventReader {
       }
       out.push_back(std::move(shape));
     }
+    return out;
+  }
+
+  // "Input type" (record_shapes): the inputs' element types as PyTorch spells them, "" where not a string.
+  std::vector<std::string> input_types() const {
+    std::vector<std::string> out;
+    auto args = event_.find("args");
+    if (args == event_.end() || !args->is_object()) return out;
+    auto types = args->find("Input type");
+    if (types == args->end() || !types->is_array()) return out;
+    for (const auto& t : *types) out.push_back(t.is_string() ? t.get<std::string>() : "");
     return out;
   }
 
@@ -131,13 +152,7 @@ GpuKind kernel_kind(const std::string& name) {
 }
 
 TorchTrace parse_torch_trace(const std::string& text, const std::string& file) {
-  nlohmann::json document;
-  try {
-    document = nlohmann::json::parse(text);
-  } catch (const nlohmann::json::parse_error& e) {
-    throw ConfigError(file, "",
-                      "is not JSON (byte " + std::to_string(e.byte) + "): not a PyTorch profiler trace");
-  }
+  const nlohmann::json document = parse_json_text(text, file);
   if (!document.is_object() || !document.contains("traceEvents") || !document.at("traceEvents").is_array())
     throw ConfigError(file, "/traceEvents",
                       "is missing: not a PyTorch profiler (Kineto) trace (torch.profiler.profile(...)."
@@ -158,7 +173,7 @@ TorchTrace parse_torch_trace(const std::string& text, const std::string& file) {
                : cat == "gpu_memset" ? GpuKind::MEMSET
                                      : kernel_kind(g.name);
       g.ts_us = e.time("ts");
-      g.dur_us = e.time("dur");
+      g.dur_us = e.duration();
       g.correlation = e.arg("correlation").value_or(-1);
       g.external_id = e.arg("External id").value_or(-1);
       g.stream = e.arg("stream").value_or(-1);
@@ -167,19 +182,20 @@ TorchTrace parse_torch_trace(const std::string& text, const std::string& file) {
       trace.gpu.push_back(std::move(g));
     } else if (cat == "cuda_runtime" || cat == "cuda_driver") {
       trace.calls.push_back(
-          {e.text("name"), e.tid(), e.time("ts"), e.time("dur"), e.arg("correlation").value_or(-1)});
+          {e.text("name"), e.tid(), e.time("ts"), e.duration(), e.arg("correlation").value_or(-1)});
     } else if (cat == "cpu_op") {
       CpuOp op;
       op.name = e.text("name");
       op.tid = e.tid();
       op.ts_us = e.time("ts");
-      op.dur_us = e.time("dur");
+      op.dur_us = e.duration();
       op.external_id = e.arg("External id").value_or(-1);
       op.sequence = e.arg("Sequence number");
       op.inputs = e.input_dims();
+      op.input_types = e.input_types();
       trace.cpu_ops.push_back(std::move(op));
     } else if (cat == "user_annotation") {
-      trace.ranges.push_back({e.text("name"), e.tid(), e.time("ts"), e.time("dur")});
+      trace.ranges.push_back({e.text("name"), e.tid(), e.time("ts"), e.duration()});
     }
   }
   if (std::none_of(trace.gpu.begin(), trace.gpu.end(),

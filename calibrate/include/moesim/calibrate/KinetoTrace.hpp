@@ -1,35 +1,19 @@
 #pragma once
 /**
- * @file Kernel durations from a PyTorch profiler (Kineto) Chrome trace (`prof.export_chrome_trace`):
- *
- *   {"traceEvents": [
- *     {"ph": "X", "cat": "cpu_op", "name": "aten::mm", "ts": 10, "dur": 30,
- *      "args": {"External id": 7, "Input Dims": [[4096, 2048], [2048, 6144]], "Input type": ["c10::BFloat16",
- * ...]}},
- *     {"ph": "X", "cat": "kernel", "name": "nvjet_tst_128x256_...", "ts": 25, "dur": 136.0,
- *      "args": {"External id": 7, "device": 0, "stream": 7, "correlation": 91}}, ...]}
- *
- * Complete ("X") events of category "kernel" are GPU kernels. Their names sort them into GEMM,
- * attention, NCCL and other kernels. A kernel whose "External id" names a matrix-multiply CPU op
- * recorded with shapes (`record_shapes=True`: aten::mm, addmm, bmm, linear, matmul) gets the GEMM
- * shape m, n, k (bmm: m = batch · rows).
+ * @file The GPU kernels of a PyTorch profiler (Kineto) trace as GEMM calibration reads them: each kernel's
+ * kind and duration, and, when the CPU op that launched it (same "External id") is a matrix multiply recorded
+ * with shapes (`record_shapes=True`: aten::mm, addmm, bmm, linear, matmul), the GEMM shape m, n, k
+ * (bmm: m = batch · rows) and input dtype. The trace itself is read by traces::parse_torch_trace, moesim's
+ * one reader of the format; this is a view of it.
  */
 #include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "moesim/traces/TorchTrace.hpp"
+
 namespace moesim::calibrate {
-
-/** @brief What a kernel is, by its name. */
-enum class KernelCategory { GEMM, ATTENTION, NCCL, OTHER };
-
-/** @brief "gemm", "attention", "nccl", "other". */
-std::string to_string(KernelCategory category);
-
-/** @brief The category of a kernel name (case-insensitive substrings: nccl/rccl; flash/fmha/sdpa/attention;
- * gemm/nvjet/xmma/cutlass/cublas/hipblaslt/matmul/tensorop). */
-KernelCategory kernel_category(const std::string& name);
 
 /** @brief A GEMM shape recorded with a kernel: m×k by k×n, in the input dtype (profile spelling). */
 struct TraceGemmShape {
@@ -37,25 +21,27 @@ struct TraceGemmShape {
   std::string dtype;  ///< bf16, fp16, fp32, fp8 ("" when the trace gave no type)
 };
 
-/** @brief One GPU kernel of the trace. */
+/** @brief One GPU kernel of the trace (copies and memsets are not kernels). */
 struct TraceKernel {
   std::string name;
-  KernelCategory category = KernelCategory::OTHER;
+  traces::GpuKind kind = traces::GpuKind::OTHER;  ///< GEMM, ATTENTION, NCCL or OTHER
   double duration_s = 0;
   std::optional<TraceGemmShape> gemm;  ///< set when its CPU op was a matrix multiply with shapes
 };
 
-/** @brief The kernels of one trace. */
+/** @brief The kernels of one trace, in order of start time. */
 struct KinetoTrace {
   std::string file;
   std::vector<TraceKernel> kernels;
 };
 
-/** @brief Parses a trace's text; ConfigError "file:LINE: ..." for invalid JSON, "file: /pointer ..." for a
- * document that is not a Chrome trace with traceEvents. */
+/** @brief The kernels of a parsed trace, with the GEMM shapes of their CPU ops. */
+KinetoTrace trace_kernels(const traces::TorchTrace& trace);
+
+/** @brief Parses a trace's text (traces::parse_torch_trace: its one-line errors). */
 KinetoTrace parse_kineto_trace(const std::string& text, const std::string& file);
 
-/** @brief Reads and parses a trace file. */
+/** @brief Reads (gzip or plain) and parses a trace file. */
 KinetoTrace load_kineto_trace(const std::string& path);
 
 }  // namespace moesim::calibrate

@@ -14,6 +14,8 @@
  * GPU work is the complete events of categories kernel, gpu_memcpy and gpu_memset; the host calls that
  * launched them (cuda_runtime or cuda_driver) share their "correlation"; the CPU op that issued a launch
  * shares its "External id". Ranges are user_annotation events (record_function). Times are microseconds.
+ * This is moesim's one reader of the format: calibrate fits GEMM rates and learns implementation profiles
+ * from what it returns, validate compares with it.
  */
 #include <cstdint>
 #include <optional>
@@ -64,6 +66,7 @@ struct CpuOp {
   std::int64_t external_id = -1;
   std::optional<std::int64_t> sequence;           ///< autograd sequence number
   std::vector<std::vector<std::int64_t>> inputs;  ///< "Input Dims" (record_shapes), empty lists for scalars
+  std::vector<std::string> input_types;  ///< "Input type" (record_shapes): "c10::BFloat16", "float", ...
 };
 
 /** @brief One record_function range. */
@@ -87,9 +90,10 @@ struct TorchTrace {
 GpuKind kernel_kind(const std::string& name);
 
 /**
- * @brief Parses trace text. ConfigError "file: ..." (one line) for text that is not JSON, a document that is
- * not a Kineto Chrome trace (no traceEvents array: the legacy profiler's bare list included), an event with a
- * malformed time, or a trace without GPU kernels.
+ * @brief Parses trace text. ConfigError (one line) "file:LINE: invalid JSON: ..." for text that is not JSON
+ * (parse_json_text), "file: /pointer ..." for a document that is not a Kineto Chrome trace (no traceEvents
+ * array: the legacy profiler's bare list included), an event with a malformed name, category or time (a
+ * duration past 3.6e9 us included), or a trace without GPU kernels.
  */
 TorchTrace parse_torch_trace(const std::string& text, const std::string& file);
 
