@@ -30,7 +30,7 @@ decode=(--phase decode --ep 64 --kv-len 2000)
 for batch in 32 64 128 256; do
   r=$(value tokens_per_s "${decode[@]}" --mbs "$batch" --schedule regular)
   t=$(value tokens_per_s "${decode[@]}" --mbs "$batch" --schedule tbo)
-  m=$(value tokens_per_s "${decode[@]}" --mbs "$batch" --schedule tbo --mtp)
+  m=$(value tokens_per_s "${decode[@]}" --mbs "$batch" --schedule tbo --mtp true)
   printf '  %-10s %10.0f %10.0f %8s %10.0f\n' "$batch" "$(awk -v x="$r" 'BEGIN { print x / 8 }')" \
     "$(awk -v x="$t" 'BEGIN { print x / 8 }')" "$(gain "$t" "$r")" "$(awk -v x="$m" 'BEGIN { print x / 8 }')"
 done
