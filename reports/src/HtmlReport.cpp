@@ -129,10 +129,7 @@ std::string gantt_svg(const SimulationResult& r, int max_ranks) {
     }
     svg << "</g>";
   }
-  svg << fmt::format(
-      R"(<text x="{}" y="{}" class="axis">0</text><text x="{}" y="{}" class="axis" text-anchor="end">{:.3f} ms</text>)",
-      label_w, height - 8, label_w + plot_w, height - 8, span / 1e6);
-  svg << "</svg>";
+  svg << time_axis_svg(label_w, label_w + plot_w, height - 8, span / 1e6) << "</svg>";
   return svg.str();
 }
 

@@ -5,9 +5,8 @@
 #include <string>
 #include <vector>
 
-#include "moesim/hwprofiles/ProfileLoader.hpp"
-#include "moesim/models/ModelSpec.hpp"
 #include "moesim/reports/HtmlReport.hpp"
+#include "moesim/schedules/ScenarioFlags.hpp"
 
 using namespace moesim;
 
@@ -21,26 +20,20 @@ std::vector<double> bubbles_of(const std::string& html) {
 }
 }  // namespace
 
-// Qwen3-30B-A3B (every layer MoE: uniform stages) on 2 stages of EP4, 4 micro-batches, contention off, so
-// transfers between stages (16 MiB over NVLink) are small next to a chunk: 1F1B keeps each stage busy for
+// Qwen3-30B-A3B (every layer MoE: uniform stages) on 2 stages of EP4, 4 micro-batches; transfers between
+// stages (16 MiB over NVLink) are small next to a chunk: 1F1B keeps each stage busy for
 // m = 4 of the m + p - 1 = 5 chunk slots of the step, a bubble of (p - 1)/(m + p - 1) = 20% on both stages.
 // Each stage shows m forward and m backward chunks on its timeline.
 TEST(PipelineReport, OneFOneBStagesShowTheirChunksAndTheTextbookBubble) {
-  schedules::Scenario s;
-  s.model = models::load_model("qwen3-30b-a3b");
-  s.hw = hw::load_profile("h100");
-  s.hw.contention.comm_sms = 0;
-  s.hw.contention.compute_slowdown_with_comm = 1.0;
-  s.hw.contention.comm_slowdown_with_compute = 1.0;
-  s.hw.contention.hbm_bytes_per_comm_byte = 0;
-  s.hw.contention.hbm_bytes_per_copy_byte = 0;
-  s.parallel.ep = 4;
-  s.parallel.pp = 2;
-  s.workload.phase = schedules::Phase::TRAIN;
-  s.workload.tokens = 4096;
-  s.workload.seq_len = 4096;
-  s.workload.layers = 4;
-  s.workload.micro_batches = 4;
+  schedules::ScenarioFlags f;
+  f.model = "qwen3-30b-a3b";
+  f.hw = "h100";
+  f.ep = 4;
+  f.pp = 2;
+  f.micro_batches = 4;
+  f.layers = 4;
+  f.power = "off";
+  schedules::Scenario s = schedules::make_scenario(f);
   const auto r = schedules::simulate(s);
   const std::string html = reports::pipeline_html(r);
   const auto bubbles = bubbles_of(html);

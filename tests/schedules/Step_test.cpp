@@ -3,7 +3,6 @@
 
 #include <algorithm>
 #include <string>
-#include <utility>
 #include <vector>
 
 #include "moesim/common/Error.hpp"
@@ -224,16 +223,13 @@ namespace {
  * (one dense, one MoE), MTP on or off. */
 SimulationResult decode(int batch, bool mtp) {
   ScenarioFlags f;
-  for (const auto& [name, value] :
-       std::vector<std::pair<std::string, std::string>>{{"model", "deepseek-v2-lite"},
-                                                        {"hw", "h100"},
-                                                        {"phase", "decode"},
-                                                        {"ep", "8"},
-                                                        {"mbs", std::to_string(batch)},
-                                                        {"kv-len", "1024"},
-                                                        {"layers", "2"},
-                                                        {"power", "off"}})
-    f.set(name, value);
+  f.model = "deepseek-v2-lite";
+  f.hw = "h100";
+  f.phase = "decode";
+  f.mbs = batch;
+  f.kv_len = 1024;
+  f.layers = 2;
+  f.power = "off";
   f.mtp = mtp;
   return simulate(make_scenario(f));
 }
