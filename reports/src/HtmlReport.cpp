@@ -131,10 +131,7 @@ std::string gantt_svg(const SimulationResult& r, int max_ranks) {
     }
     svg << "</g>";
   }
-  svg << fmt::format(
-      R"(<text x="{}" y="{}" class="axis">0</text><text x="{}" y="{}" class="axis" text-anchor="end">{:.3f} ms</text>)",
-      label_w, height - 8, label_w + plot_w, height - 8, span / 1e6);
-  svg << "</svg>";
+  svg << time_axis_svg(label_w, label_w + plot_w, height - 8, span / 1e6) << "</svg>";
   return svg.str();
 }
 
@@ -281,6 +278,12 @@ void write_report(const std::string& dir, const std::vector<const SimulationResu
     html << "<h2>Where the time goes</h2>" << breakdown_svg(results);
     html << "<h2>One layer, per schedule</h2>" << legend(results);
     for (const auto* r : results) html << "<h3>" << escape_xml(label_of(*r)) << "</h3>" << gantt_svg(*r);
+    for (const auto* r : results) {
+      const std::string pipeline = pipeline_html(*r);
+      if (!pipeline.empty())
+        html << "<h2 id=\"pipeline\">The step's pipeline: " << escape_xml(label_of(*r)) << "</h2>"
+             << pipeline;
+    }
     html << "<p class=\"note\">The full run is in <code>trace.json</code> (open it in ui.perfetto.dev).</p>";
   }
   if (sweep) html << "<h2>Sweep " << escape_xml(sweep->name) << "</h2>" << sweep_html(*sweep);

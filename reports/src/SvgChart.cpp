@@ -196,4 +196,10 @@ std::string sweep_html(const SweepTable& sweep) {
   return h.str();
 }
 
+std::string time_axis_svg(int x0, int x1, int y, double span_ms) {
+  return fmt::format(
+      R"(<text x="{}" y="{}" class="axis">0</text><text x="{}" y="{}" class="axis" text-anchor="end">{:.3f} ms</text>)",
+      x0, y, x1, y, span_ms);
+}
+
 }  // namespace moesim::reports

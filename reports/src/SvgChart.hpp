@@ -10,6 +10,8 @@ namespace moesim::reports {
 std::string escape_xml(const std::string& text);
 /** @brief A fixed colour per breakdown category, so every page and schedule reads the same. */
 std::string category_color(const std::string& category);
+/** @brief A time axis under a plot from x0 to x1 at height y: "0" at its left end, the span at its right. */
+std::string time_axis_svg(int x0, int x1, int y, double span_ms);
 /** @brief True for metrics where larger is better (speedup, overlap, tokens/s, MFU). */
 bool higher_is_better(const std::string& metric);
 /** @brief The successful point with the best metric value, if any. */

@@ -434,11 +434,13 @@ OpId ProgramBuilder::hierarchical_collective(int layer, Comm which, std::vector<
   for (int i = shape.nodes > 1 ? 0 : 1; i < 2; ++i) {
     const int g = shape.gpus_per_node;
     sim::CollectiveSpec c;
-    c.name = base + suffix[i] + std::to_string(i == 0 ? rank_ % g : rank_ / g);
+    // Rails and nodes are counted inside the EP group (a pipeline stage's group starts at group_base_).
+    c.name = base + suffix[i] + std::to_string(i == 0 ? local_ % g : local_ / g);
     if (!collectives_.contains(c.name)) {
       const auto& pairs = to_owners ? *traffic_.combine_bytes : *traffic_.dispatch_bytes;
-      c = hierarchical_leg(pairs, shape, legs[i], rank_, to_owners);  // combine's matrix: [expert][owner]
-      c.name = base + suffix[i] + std::to_string(i == 0 ? rank_ % g : rank_ / g);
+      c = hierarchical_leg(pairs, shape, legs[i], local_, to_owners);  // combine's matrix: [expert][owner]
+      for (int& member : c.group) member += group_base_;
+      c.name = base + suffix[i] + std::to_string(i == 0 ? local_ % g : local_ / g);
       c.transport = all_to_all_transport_;
       const int kernel_sms = all_to_all_.sms > 0 ? all_to_all_.sms : s_.hw.contention.comm_sms;
       c.sms = shape.nodes > 1 ? std::max(1, kernel_sms / 2) : kernel_sms;

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Renders generated reports in headless Chromium: the page must not be blank, and each schedule's SVG
-# timeline must have one lane per stream (plus the host thread) of every rank it shows. Reruns must be
+# Renders generated reports in headless Chromium: the page must not be blank, each schedule's SVG timeline
+# must have one lane per stream (plus the host thread) of every rank it shows, and a step's pipeline
+# section one row per stage. Reruns must be
 # byte-identical.
 set -u
 moesim=$1
@@ -49,5 +50,10 @@ base=(--model deepseek-v2-lite --hw mi325x --phase train --ep 8 --mbs 1 --seq 40
 check_report symmetric 6 "${base[@]}" --schedule farskip --compare regular
 # Uneven routing simulates all 8 ranks; the timeline shows 4 of them: 4 x 3 lanes.
 check_report per_rank 12 "${base[@]}" --schedule farskip --routing zipf:1.1
-[[ $failed -eq 0 ]] && echo "report browser: 2 passed, 0 failed"
+# A 1F1B step on 2 stages: the layer timeline shows both stages' ranks (host, compute, comm, p2p: 2 x 4
+# lanes), and the pipeline section one timeline row per stage.
+check_report pipeline 8 --model qwen3-30b-a3b --hw h100 --phase train --ep 4 --pp 2 --micro-batches 4 --layers 4
+stages=$(grep -o 'class="stage"' "$work/pipeline.dom" | wc -l)
+if [[ $stages -ne 2 ]]; then echo "FAIL: pipeline: $stages stage rows in the rendered DOM, want 2"; failed=1; fi
+[[ $failed -eq 0 ]] && echo "report browser: 3 passed, 0 failed"
 exit $failed

@@ -3,10 +3,12 @@
 
 #include <algorithm>
 #include <string>
+#include <vector>
 
 #include "moesim/common/Error.hpp"
 #include "moesim/hwprofiles/ProfileLoader.hpp"
 #include "moesim/models/ModelSpec.hpp"
+#include "moesim/schedules/ScenarioFlags.hpp"
 #include "moesim/schedules/Simulation.hpp"
 
 using namespace moesim;
@@ -170,4 +172,116 @@ TEST(DataParallel, ZeroOneReducesEachLayersExpertGradientsOverTheReplicas) {
   }
   EXPECT_GE(adam_start, last_reduction);
   EXPECT_GT(last_reduction, 0);
+}
+
+// DualPipe on 4 stages, 8 micro-batches (2 x pp, its least): in the steady state a stage runs the forward
+// chunk of one micro-batch and the backward chunk of another as one overlapped pair, so on stage 0 some
+// forward compute of micro-batch a runs while an all-to-all of micro-batch b's backward is in flight.
+TEST(DualPipe, AStageInterleavesAForwardAndABackwardChunkOfTwoMicroBatches) {
+  Scenario s = pipelined(4, 4, 8, 8);
+  s.pp_schedule = "dualpipe";
+  const auto r = simulate(s);
+  const auto& ops = r.program->ops();
+  bool interleaved = false;
+  for (std::size_t i = 0; i < ops.size() && !interleaved; ++i) {
+    const sim::Op& comm = ops[i];
+    if (comm.rank != 0 || !comm.is_comm() || !comm.origin.backward || comm.category.rfind("dispatch", 0) != 0)
+      continue;
+    for (std::size_t j = 0; j < ops.size() && !interleaved; ++j) {
+      const sim::Op& compute = ops[j];
+      if (compute.rank != 0 || compute.kind != sim::OpKind::KERNEL || compute.origin.backward ||
+          compute.origin.micro_batch < 0 || compute.origin.micro_batch == comm.origin.micro_batch)
+        continue;
+      interleaved = overlaps({r.run.ops[i].start, r.run.ops[i].end}, {r.run.ops[j].start, r.run.ops[j].end});
+    }
+  }
+  EXPECT_TRUE(interleaved) << "no forward kernel of one micro-batch under another's backward dispatch";
+}
+
+// DualPipe's bubble (DeepSeek-V3 report, Table 2): (P/2 - 1)(F&B + B - 3W) against 1F1B's (P - 1)(F + B),
+// per stage, with F, B the chunk times of one part. F&B <= F + B and B <= F + B, so DualPipe idles at most
+// (P - 2)(F + B) of a step of m (F + B) + bubble: at P = 4, m = 8, below 2/10 = 20%, and 1F1B idles
+// 3/11 = 27.3%. At P = 2 DualPipe's bubble term vanishes: both directions fill the two stages from the start.
+TEST(DualPipe, ItsBubbleIsBelowOneFOneBsForTheSameStagesAndMicroBatches) {
+  struct Case {
+    int pp, micro_batches;
+  };
+  for (const Case c : {Case{4, 8}, Case{2, 4}}) {
+    Scenario dual = pipelined(4, c.pp, c.micro_batches, 2 * c.pp);
+    dual.pp_schedule = "dualpipe";
+    const double dualpipe = bubble_pct(simulate(dual));
+    const double one_f_one_b = bubble_pct(simulate(pipelined(4, c.pp, c.micro_batches, 2 * c.pp)));
+    const double bound = 100.0 * (c.pp - 2) / (c.micro_batches + c.pp - 2);
+    EXPECT_NEAR(one_f_one_b, 100.0 * (c.pp - 1) / (c.micro_batches + c.pp - 1), 1.0) << "pp " << c.pp;
+    EXPECT_LT(dualpipe, bound + 1.0) << "pp " << c.pp;
+    EXPECT_LT(dualpipe, one_f_one_b) << "pp " << c.pp;
+  }
+}
+
+namespace {
+/** DeepSeek-V2-Lite decoding on 8 H100 (EP8): `batch` sequences a rank after 1,024 cached keys, 2 layers
+ * (one dense, one MoE), MTP on or off. */
+SimulationResult decode(int batch, bool mtp) {
+  ScenarioFlags f;
+  f.model = "deepseek-v2-lite";
+  f.hw = "h100";
+  f.phase = "decode";
+  f.mbs = batch;
+  f.kv_len = 1024;
+  f.layers = 2;
+  f.power = "off";
+  f.mtp = mtp;
+  return simulate(make_scenario(f));
+}
+
+/** Sum over rank 0's kernels of `block` in layer `layer` of their tensor work (FLOPs at the dense peak). */
+double peak_ns(const SimulationResult& r, int layer, const std::string& block) {
+  double total = 0;
+  const auto& ops = r.program->ops();
+  for (const sim::Op& op : ops) {
+    if (op.rank == 0 && op.origin.layer == layer && op.origin.block == block) total += op.work.peak_ns;
+  }
+  return total;
+}
+}  // namespace
+
+// MTP verifies the drafted token with the next one: each sequence puts 2 tokens through every layer instead
+// of 1, so the MoE layer's routed-expert GEMMs do exactly twice the FLOPs (balanced routing: 2 x 64 x 6 / 64
+// rows per local expert instead of 64 x 6 / 64) and Dispatch carries twice the bytes; a step completes
+// 1 + 0.85 tokens a sequence (the default acceptance) instead of 1: 8 ranks x 64 x 1.85 = 947.2 tokens.
+TEST(Decode, MtpDoublesTheTokensThroughTheLayersAndCountsTheAcceptedDrafts) {
+  const auto off = decode(64, false), on = decode(64, true);
+  const double experts_off = peak_ns(off, 1, "routed_experts");
+  ASSERT_GT(experts_off, 0);
+  EXPECT_NEAR(peak_ns(on, 1, "routed_experts") / experts_off, 2.0, 1e-9);
+  double dispatch_off = 0, dispatch_on = 0;
+  for (const auto* r : {&off, &on}) {
+    for (const sim::CollectiveSpec& c : r->program->collectives())
+      if (c.name.find("dispatch") != std::string::npos) {
+        for (const auto& row : c.pairs())
+          for (double bytes : row) (r == &off ? dispatch_off : dispatch_on) += bytes;
+      }
+  }
+  ASSERT_GT(dispatch_off, 0);
+  EXPECT_NEAR(dispatch_on / dispatch_off, 2.0, 1e-9);
+  EXPECT_NEAR(off.tokens_per_s * off.step_ms / 1e3, 8 * 64.0, 1e-6);
+  EXPECT_NEAR(on.tokens_per_s * on.step_ms / 1e3, 8 * 64 * 1.85, 1e-6);
+  // The extra token costs time, but less than a batch of twice the sequences, whose attention also reads
+  // twice the KV cache.
+  EXPECT_GT(on.step_ms, off.step_ms);
+  EXPECT_LT(on.step_ms, decode(128, false).step_ms);
+}
+
+// A step's chunks run Dispatch and Combine as the layer schedule's options say: with a2a=hierarchical over
+// two nodes (EP16) the legs go RDMA then NVLink, on a stream of their own, in 1F1B steps and in TBO's halves.
+TEST(Pipeline, StepsRunTheHierarchicalAllToAllTheyAreAskedFor) {
+  for (const std::string schedule : {"regular", "tbo"}) {
+    Scenario s = pipelined(16, 2, 2, 4);
+    s.workload.seq_len = 2048;  // two sequences a rank: TBO's halves
+    s.schedule = schedule;
+    s.options["a2a"] = "hierarchical";
+    const auto r = simulate(s);
+    const auto& streams = r.program->streams(0);
+    EXPECT_NE(std::find(streams.begin(), streams.end(), "comm.nvlink"), streams.end()) << schedule;
+  }
 }

@@ -84,17 +84,26 @@ TEST(Published, EveryShippedFileEvaluates) {
   // Each shipped file parses, names only known metrics and flags, and has rows. No row is off but FarSkip
   // §5.2's TTFT gains, which wait for the vLLM fp8 fused-MoE implementation profile (issue 32), and the
   // multi-node rows whose notes say what moesim lacks to reach them (DeepEP's kernels: per-message RDMA
-  // costs, the forwarders' SM budget; FarSkip Fig. 5's growth: direction only, docs/clusters.md); a
-  // bounded row prints its arithmetic and why.
+  // costs, the forwarders' SM budget; FarSkip Fig. 5's growth: direction only, docs/clusters.md), and the
+  // whole-step rows of 6-step.json whose row notes give the arithmetic of the miss; a bounded row prints its
+  // arithmetic and why.
   for (const auto& entry :
        std::filesystem::directory_iterator(std::string(MOESIM_TEST_DATA_DIR) + "/validate/published")) {
     if (entry.path().extension() != ".json") continue;
     const auto rows = evaluate_published_file(entry.path().string());
     EXPECT_FALSE(rows.empty()) << entry.path();
     for (const auto& r : rows) {
-      const bool pending = (r.source == "FarSkip §5.2 / Fig. 4" && r.metric.rfind("ttft_speedup_", 0) == 0) ||
-                           r.source.rfind("DeepEP README", 0) == 0 ||
-                           r.source == "FarSkip Fig. 5 / Table 3 trend";
+      const bool pending =
+          (r.source == "FarSkip §5.2 / Fig. 4" && r.metric.rfind("ttft_speedup_", 0) == 0) ||
+          r.source.rfind("DeepEP README", 0) == 0 || r.source == "FarSkip Fig. 5 / Table 3 trend" ||
+          // Qwen3-30B: no embedding or LM head in the model; DeepSeek-V3: its exposed all-to-all
+          r.source == "Megatron-Bridge H100" ||
+          // FP8 at the profile's FP8 rate for every GEMM, where DeepSeek's fine-grained FP8 runs slower
+          r.source == "DeepSeek-V3 report" ||
+          // what Megatron's forward/backward overlap hides: 2.1 s against the model's 3.5 s
+          r.source == "Megatron MoE model zoo" ||
+          // SGLang's kernels run slower than the profile's (the blog's own per-kernel figures)
+          r.source.rfind("SGLang blog", 0) == 0;
       if (!pending) {
         EXPECT_NE(r.status, RowStatus::OFF) << r.source << " " << r.scenario << " " << r.metric;
       }

@@ -4,6 +4,7 @@
 #include "Layers.hpp"
 #include "moesim/common/Error.hpp"
 #include "step/Chunks.hpp"
+#include "step/StepBuilder.hpp"
 
 namespace moesim::schedules::detail {
 
@@ -76,7 +77,8 @@ class LayerStackChunks : public ChunkEmitter {
   LayerStackChunks(const Scenario& s, bool farskip)
       : ChunkEmitter(
             s, stack_traffic(s),
-            copy_engine_transport(s.options) ? sim::Transport::COPY_ENGINE : sim::Transport::SM_KERNEL),
+            copy_engine_transport(s.options) ? sim::Transport::COPY_ENGINE : sim::Transport::SM_KERNEL,
+            all_to_all_algorithm(s.options, s.hw.gpu.sm_count)),
         model_(s.model),
         modes_(layer_modes(farskip, s.options, simulated_layers(s))),
         sync_(sync_splits(s.options)),
@@ -142,7 +144,7 @@ BuiltProgram build_layer_stack(const Scenario& s, bool farskip) {
   out.layers = layers;
   // All-reduce style: every rank holds the same replicated batch; all-to-all: each TP group holds its own.
   const int holders = s.parallel.moe_comm == MoeComm::ALLREDUCE ? 1 : group_size(s) / s.parallel.tp;
-  out.tokens_per_step = static_cast<double>(s.workload.tokens) * holders;
+  out.tokens_per_step = completed_tokens_per_rank(s) * holders;
   return out;
 }
 

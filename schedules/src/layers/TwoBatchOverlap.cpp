@@ -32,7 +32,7 @@ class TwoBatchChunks : public detail::ChunkEmitter {
  public:
   explicit TwoBatchChunks(const Scenario& s)
       : ChunkEmitter(half_of(s), detail::plan_traffic(detail::routed_scenario(half_of(s))),
-                     sim::Transport::SM_KERNEL),
+                     sim::Transport::SM_KERNEL, detail::all_to_all_algorithm(s.options, s.hw.gpu.sm_count)),
         // DeepEP's low-latency decode kernels need no host sync: nothing waits for split sizes on the host.
         sync_(s.workload.phase != Phase::DECODE && detail::sync_splits(s.options)),
         split_(s.workload.phase == Phase::DECODE ? UnitSplit::DECODE : UnitSplit::ATTENTION_MLP) {}
@@ -82,6 +82,9 @@ void tbo(ScheduleRegistry& registry) {
       {"sync_splits", "on|off",
        "host sync for the all-to-all split sizes before each Dispatch (default on; decode: never, "
        "as DeepEP's low-latency kernels)"}};
+  for (const ScheduleOption& o : detail::layer_stack_options()) {
+    if (o.key == "a2a" || o.key == "a2a_sms") schedule.options.push_back(o);
+  }
   schedule.validate = validate_tbo;
   schedule.chunks = [](const Scenario& s) -> std::shared_ptr<const detail::ChunkEmitter> {
     return std::make_shared<TwoBatchChunks>(s);

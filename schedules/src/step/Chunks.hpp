@@ -38,8 +38,11 @@ using PairOutputs = std::pair<std::vector<OpId>, std::vector<OpId>>;
 class ChunkEmitter {
  public:
   /** `scenario`: what one chunk runs (two-batch overlap: half the tokens of the step's micro-batch). */
-  ChunkEmitter(Scenario scenario, TrafficPlan traffic, sim::Transport transport)
-      : scenario_(std::move(scenario)), traffic_(std::move(traffic)), transport_(transport) {}
+  ChunkEmitter(Scenario scenario, TrafficPlan traffic, sim::Transport transport, AllToAllAlgorithm all_to_all)
+      : scenario_(std::move(scenario)),
+        traffic_(std::move(traffic)),
+        transport_(transport),
+        all_to_all_(all_to_all) {}
   virtual ~ChunkEmitter() = default;
   ChunkEmitter(const ChunkEmitter&) = delete;
   ChunkEmitter& operator=(const ChunkEmitter&) = delete;
@@ -49,6 +52,8 @@ class ChunkEmitter {
   /** @brief The traffic every chunk's collectives carry (the builder's ProgramBuilder shares it). */
   const TrafficPlan& traffic() const { return traffic_; }
   sim::Transport transport() const { return transport_; }
+  /** @brief How the chunks' Dispatch and Combine run (options a2a, a2a_sms). */
+  AllToAllAlgorithm all_to_all() const { return all_to_all_; }
   /**
    * @brief Emits `chunk` on b's current rank under b's current micro-batch tag; its first kernel also waits
    * for b's pending waits (the received activations or gradients).
@@ -70,6 +75,7 @@ class ChunkEmitter {
   Scenario scenario_;
   TrafficPlan traffic_;
   sim::Transport transport_;
+  AllToAllAlgorithm all_to_all_;
 };
 
 }  // namespace moesim::schedules::detail

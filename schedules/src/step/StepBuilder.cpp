@@ -18,6 +18,12 @@ std::vector<LayerRange> split_layers(int layers, int parts) {
   return ranges;
 }
 
+double completed_tokens_per_rank(const Scenario& s) {
+  const auto& w = s.workload;
+  if (w.phase != Phase::DECODE) return static_cast<double>(w.tokens);
+  return static_cast<double>(w.tokens / w.seq_len) * (w.mtp ? 1.0 + w.mtp_accept : 1.0);
+}
+
 namespace {
 
 using Kind = PipelineAction::Kind;
@@ -42,7 +48,7 @@ class StepEmitter {
         pipe_(pipe),
         chunks_(chunks),
         program_(program),
-        b_(chunks.scenario(), chunks.traffic(), program, chunks.transport()),
+        b_(chunks.scenario(), chunks.traffic(), program, chunks.transport(), chunks.all_to_all()),
         replicas_(replicas),
         parts_(split_layers(simulated_layers(s), pipe.parts(s))) {}
 
@@ -212,14 +218,9 @@ class StepEmitter {
 
 /** Tokens one pipeline replica completes per step (decode: output tokens, MTP's accepted drafts included). */
 double step_tokens(const Scenario& s) {
-  const auto& w = s.workload;
-  double per_rank = static_cast<double>(w.tokens);
-  if (w.phase == Phase::DECODE) {
-    per_rank = static_cast<double>(w.tokens / w.seq_len) * (w.mtp ? 1.0 + w.mtp_accept : 1.0);
-  }
   // All-to-all MoE: every TP group of the EP group holds its own tokens; all-reduce MoE replicates them.
   const int holders = s.parallel.moe_comm == MoeComm::ALLREDUCE ? 1 : s.parallel.ep / s.parallel.tp;
-  return per_rank * holders * w.micro_batches;
+  return completed_tokens_per_rank(s) * holders * s.workload.micro_batches;
 }
 
 }  // namespace

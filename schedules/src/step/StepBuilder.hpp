@@ -17,6 +17,12 @@ namespace moesim::schedules::detail {
  */
 BuiltProgram build_step(const Scenario& s, const std::shared_ptr<const ChunkEmitter>& chunks);
 
+/**
+ * @brief Tokens one rank completes per micro-batch: its tokens, or in decode one per sequence plus, with MTP,
+ * the drafted one when it is accepted (the rank computes 2 a sequence, 1 + mtp_accept of them count).
+ */
+double completed_tokens_per_rank(const Scenario& s);
+
 /** @brief Layers [0, layers) in `parts` contiguous ranges, sizes differing by at most one (larger ones last).
  */
 std::vector<LayerRange> split_layers(int layers, int parts);

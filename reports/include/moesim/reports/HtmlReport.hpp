@@ -42,4 +42,10 @@ std::optional<SweepPoint> best_sweep_point(const SweepTable& sweep);
 /** @brief The SVG Gantt of one layer (exposed for tests): one lane per stream and rank shown. */
 std::string gantt_svg(const schedules::SimulationResult& r, int max_ranks = 4);
 
+/**
+ * @brief The pipeline section of a whole step (exposed for tests): per stage a timeline of its micro-batch
+ * chunks, its bubble share and its exposed communication by kind; empty for a result that is no step.
+ */
+std::string pipeline_html(const schedules::SimulationResult& r);
+
 }  // namespace moesim::reports
