@@ -97,7 +97,8 @@ void add_validate(CLI::App& app, const Invocation&, Action& action) {
       ->check(CLI::ExistingPath);
   sub->add_option("--impl", o->impl,
                   "With torch-stack records: the implementation profile (NAME|FILE) for all records, or "
-                  "STYLE=PROFILE per style (repeatable); default eager for loop/hf-eager, grouped for "
+                  "STYLE=PROFILE per style, STYLE@HW=PROFILE per style on hardware profile HW (repeatable); "
+                  "default eager for loop/hf-eager, grouped for "
                   "grouped/hf-grouped_mm");
   sub->add_option("--hw", o->hw,
                   "With --measured: this profile instead of the one matching the runner's GPU");

@@ -70,6 +70,15 @@ TEST(TorchStacks, ImplementationChoice) {
   EXPECT_EQ(parse_implementation_choice({"x.json"}).for_style("loop"), "x.json");
   EXPECT_THROW(parse_implementation_choice({"a", "b"}), ConfigError);
   EXPECT_THROW(parse_implementation_choice({"loop="}), ConfigError);
+  // A profile learned on one GPU's trace applies to that GPU's records; the others keep the style's.
+  const ImplementationChoice per_gpu = parse_implementation_choice({"loop=a.json", "loop@h200=b.json"});
+  EXPECT_EQ(per_gpu.for_record("loop", "h200"), "b.json");
+  EXPECT_EQ(per_gpu.for_record("loop", "h100"), "a.json");
+  EXPECT_EQ(per_gpu.for_record("grouped", "h200"), "grouped");
+  EXPECT_EQ(parse_implementation_choice({"x.json", "loop@h200=b.json"}).for_record("loop", "h200"), "x.json");
+  EXPECT_THROW(parse_implementation_choice({"@h200=b.json"}), ConfigError);
+  EXPECT_THROW(parse_implementation_choice({"loop@=b.json"}), ConfigError);
+  EXPECT_THROW(parse_implementation_choice({"=b.json"}), ConfigError);
 }
 
 }  // namespace

@@ -81,8 +81,9 @@ std::string pair_key(const traces::TorchStackRecord& r) {
 
 }  // namespace
 
-std::string ImplementationChoice::for_style(const std::string& style) const {
+std::string ImplementationChoice::for_record(const std::string& style, const std::string& hw) const {
   if (!all.empty()) return all;
+  if (auto on_hw = by_style_hw.find({style, hw}); on_hw != by_style_hw.end()) return on_hw->second;
   auto it = by_style.find(style);
   return it != by_style.end() ? it->second : loop_style(style);
 }
@@ -92,14 +93,19 @@ ImplementationChoice parse_implementation_choice(const std::vector<std::string>&
   for (const std::string& v : values) {
     const auto eq = v.find('=');
     const std::string profile = eq == std::string::npos ? v : v.substr(eq + 1);
-    if (profile.empty())
-      throw ConfigError("", "--impl", "= \"" + v + "\": expected PROFILE or STYLE=PROFILE");
+    const std::string key = eq == std::string::npos ? "" : v.substr(0, eq);
+    const auto at = key.find('@');
+    if (profile.empty() || (eq != std::string::npos && key.empty()) ||
+        (at != std::string::npos && (at == 0 || at + 1 == key.size())))
+      throw ConfigError("", "--impl", "= \"" + v + "\": expected PROFILE, STYLE=PROFILE or STYLE@HW=PROFILE");
     if (eq == std::string::npos) {
       if (!choice.all.empty())
         throw ConfigError("", "--impl", "= \"" + v + "\": a profile for all records is given twice");
       choice.all = profile;
+    } else if (at == std::string::npos) {
+      choice.by_style[key] = profile;
     } else {
-      choice.by_style[v.substr(0, eq)] = profile;
+      choice.by_style_hw[{key.substr(0, at), key.substr(at + 1)}] = profile;
     }
   }
   return choice;
@@ -171,7 +177,7 @@ std::vector<TorchStackComparison> compare_torch_stacks(const std::vector<traces:
                         "= \"" + r.device + "\" matches no shipped profile: give --hw NAME|FILE");
     auto hw = profiles.find(hw_name);
     if (hw == profiles.end()) hw = profiles.emplace(hw_name, hw::load_profile(hw_name)).first;
-    const std::string impl_name = o.impl.for_style(r.style);
+    const std::string impl_name = o.impl.for_record(r.style, hw_name);
     auto impl = impls.find(impl_name);
     if (impl == impls.end()) {
       auto loaded = std::make_shared<const cost::ImplementationProfile>(cost::load_implementation(impl_name));

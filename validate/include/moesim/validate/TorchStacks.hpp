@@ -20,6 +20,7 @@
 #include <optional>
 #include <ostream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -36,13 +37,19 @@ struct ImplementationChoice {
   /** @brief Style -> profile (name or file), before the defaults (loop, hf-eager: eager; grouped,
    * hf-grouped_mm: grouped). */
   std::map<std::string, std::string> by_style;
-  /** @brief The profile for a record of `style`. */
-  std::string for_style(const std::string& style) const;
+  /** @brief (style, hardware profile name) -> profile, before by_style: a profile learned from a trace of one
+   * GPU for that GPU's records. */
+  std::map<std::pair<std::string, std::string>, std::string> by_style_hw;
+  /** @brief The profile for a record of `style` simulated on hardware profile `hw`. */
+  std::string for_record(const std::string& style, const std::string& hw) const;
+  /** @brief The profile for a record of `style` on any hardware. */
+  std::string for_style(const std::string& style) const { return for_record(style, ""); }
 };
 
 /**
- * @brief Parses `--impl` values: "PROFILE" for all records or "STYLE=PROFILE" (repeatable). ConfigError at
- * --impl for an empty profile or two profiles for all.
+ * @brief Parses `--impl` values: "PROFILE" for all records, "STYLE=PROFILE" or "STYLE@HW=PROFILE" (records of
+ * that style on hardware profile HW; repeatable). ConfigError at --impl for an empty profile, style or HW, or
+ * two profiles for all.
  */
 ImplementationChoice parse_implementation_choice(const std::vector<std::string>& values);
 
