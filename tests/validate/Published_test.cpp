@@ -90,6 +90,11 @@ TEST(Published, EveryShippedFileEvaluates) {
   for (const auto& entry :
        std::filesystem::directory_iterator(std::string(MOESIM_TEST_DATA_DIR) + "/validate/published")) {
     if (entry.path().extension() != ".json") continue;
+#ifdef MOESIM_SANITIZED
+    // Whole training steps of 256 to 2,048 GPUs: about 20 s in Release, over 14 CPU minutes under ASan.
+    // Their code runs under the sanitizers in the Step and Pipeline tests, their rows in the Release suite.
+    if (entry.path().filename() == "6-step.json") continue;
+#endif
     const auto rows = evaluate_published_file(entry.path().string());
     EXPECT_FALSE(rows.empty()) << entry.path();
     for (const auto& r : rows) {
