@@ -61,9 +61,12 @@ const PipelineSchedule& find_pipeline_schedule(const std::string& name) {
 }
 
 void check_options(const Scenario& s, const Schedule& schedule) {
-  for (const auto& [key, value] : s.options) {
+  for (const auto& option : s.options) {
+    const auto& [key, value] = option;
     const auto& known = schedule.options;
-    if (std::any_of(known.begin(), known.end(), [&](const ScheduleOption& o) { return o.key == key; }))
+    // Compared through `option`: clang 15 (the fuzz build's compiler) cannot capture a structured binding.
+    if (std::any_of(known.begin(), known.end(),
+                    [&](const ScheduleOption& o) { return o.key == option.first; }))
       continue;
     std::string list;
     for (const auto& o : known) list += (list.empty() ? "" : ", ") + o.key;
