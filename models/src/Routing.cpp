@@ -24,6 +24,7 @@ constexpr std::uint64_t kPopularityStream = 0;
 // Input limits (docs/limits.md): a weight is a count or a share, and a recorded slot count is at most
 // tokens x top_k of one rank, so 2^32 leaves room while every sum over 2^16 experts stays exact in int64.
 constexpr double kMaxWeight = 1e15;
+constexpr double kMinWeight = 1e-15;  // non-zero weights span 30 decades at most
 constexpr double kMaxZipfExponent = 100;
 constexpr std::int64_t kMaxRecordedSlots = std::int64_t{1} << 32;
 
@@ -47,6 +48,11 @@ RoutingSpec read_histogram(const std::string& file) {
     }
     if (value.get<double>() > kMaxWeight)
       throw ConfigError(file, "/" + std::to_string(i), "= " + shown_value(value) + ": must be <= 1e15");
+    // The sampler divides by the total weight: a subnormal total overflows that to infinity (fuzzing found
+    // it).
+    if (value.get<double>() > 0 && value.get<double>() < kMinWeight)
+      throw ConfigError(file, "/" + std::to_string(i),
+                        "= " + shown_value(value) + ": must be 0 or >= 1e-15 (weights are relative)");
     spec.histogram.push_back(value.get<double>());
   }
   if (std::none_of(spec.histogram.begin(), spec.histogram.end(), [](double w) { return w > 0; })) {

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <fstream>
 #include <numeric>
 #include <random>
 
@@ -61,6 +62,11 @@ TEST(Routing, BadHistogramFilesNameTheFile) {
   const std::string object = kFixtures + "/histogram_not_array.json";
   EXPECT_EQ(routing_error("histogram:" + object),
             object + ": must be a JSON array of per-expert weights (numbers >= 0)");
+  // A subnormal weight would make the sampler's buckets per unit weight infinite (found by libFuzzer).
+  const std::string tiny = testing::TempDir() + "/histogram_subnormal.json";
+  std::ofstream(tiny) << "[1, 551e-320]";
+  EXPECT_EQ(routing_error("histogram:" + tiny),
+            tiny + ": /1 = 5.51e-318: must be 0 or >= 1e-15 (weights are relative)");
   EXPECT_EQ(routing_error("histogram:/no/such/file.json"),
             "/no/such/file.json: cannot be opened for reading: No such file or directory");
   // 6 weights against a model of 8 experts.
