@@ -13,6 +13,7 @@
 #include "moesim/reports/HtmlReport.hpp"
 #include "moesim/reports/ResultJson.hpp"
 #include "moesim/reports/SummaryTable.hpp"
+#include "moesim/sim/BackendName.hpp"
 
 namespace moesim::app {
 
@@ -60,7 +61,7 @@ int run_simulate(const SimulateOptions& o, const Invocation& invocation) {
         schedules::simulate(schedules::baseline_of(primary, o.compare)));
   } else if (!o.compare_engine.empty()) {
     schedules::Scenario other = primary;
-    other.engine = o.compare_engine == "simgrid" ? sim::Backend::SIMGRID : sim::Backend::ANALYTIC;
+    other.engine = sim::parse_backend(o.compare_engine, "--compare-engine");
     baseline = std::make_unique<schedules::SimulationResult>(schedules::simulate(other));
   }
   const bool json_to_stdout = o.json_path == "-";

@@ -10,6 +10,7 @@
 #include "moesim/cost/ImplementationProfile.hpp"
 #include "moesim/hwprofiles/ProfileEnums.hpp"
 #include "moesim/hwprofiles/ProfileLoader.hpp"
+#include "moesim/sim/BackendName.hpp"
 
 namespace moesim::schedules {
 
@@ -150,10 +151,8 @@ const std::vector<std::string>& ScenarioFlags::names() {
 }
 
 Scenario make_scenario(const ScenarioFlags& o) {
-  if (o.engine != "analytic" && o.engine != "simgrid")
-    throw ConfigError("", "--engine", "= \"" + o.engine + "\": expected analytic or simgrid");
   Scenario s;
-  s.engine = o.engine == "simgrid" ? sim::Backend::SIMGRID : sim::Backend::ANALYTIC;
+  s.engine = sim::parse_backend(o.engine, "--engine");
   s.model = models::load_model(o.model);
   s.hw = hw::load_profile(o.hw);
   if (!o.cluster.empty()) s.cluster = hw::load_cluster(o.cluster);

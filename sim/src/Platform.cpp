@@ -26,6 +26,12 @@ std::string to_string(Backend backend) {
   return backend == Backend::SIMGRID ? "simgrid" : "analytic";
 }
 
+Backend parse_backend(const std::string& name, const std::string& flag) {
+  if (name == "analytic") return Backend::ANALYTIC;
+  if (name == "simgrid") return Backend::SIMGRID;
+  throw ConfigError("", flag, "= \"" + name + "\": expected analytic or simgrid");
+}
+
 namespace {
 int add_link(std::vector<Link>& links, std::string name, double capacity, int sharers) {
   links.push_back(Link{std::move(name), capacity, sharers});
