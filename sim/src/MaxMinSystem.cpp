@@ -50,6 +50,7 @@ int MaxMinSystem::add_flow(const std::vector<int>& resources) {
   if (free_flows_.empty()) {
     id = static_cast<int>(flows_.size());
     flows_.emplace_back();
+    frozen_stamp_.push_back(0);
   } else {
     id = free_flows_.back();
     free_flows_.pop_back();
@@ -329,9 +330,10 @@ void MaxMinSystem::fill_rising() {
     const std::uint64_t refresh_round = ++stamp_;
     refreshed_.clear();
     for (int f : full.rising) {
+      std::uint64_t& frozen_stamp = frozen_stamp_[static_cast<std::size_t>(f)];
+      if (frozen_stamp == frozen_now) continue;
+      frozen_stamp = frozen_now;
       Flow& frozen_flow = flow(f);
-      if (frozen_flow.stamp == frozen_now) continue;
-      frozen_flow.stamp = frozen_now;
       --unfrozen;
       frozen_flow.rate = fill;
       frozen_flow.pop = pop;

@@ -135,7 +135,6 @@ class MaxMinSystem {
     int pop = -1;  ///< the pop that froze it, or -1 (not solved yet, or crosses nothing)
     bool live = false;
     bool added = false;  ///< not solved yet
-    std::uint64_t stamp = 0;
   };
   struct Pop {
     int resource;
@@ -162,6 +161,9 @@ class MaxMinSystem {
   std::size_t scan_limit_;
   std::vector<Resource> resources_;
   std::vector<Flow> flows_;
+  /** Per flow, the stamp of the filling that froze it last: apart from Flow, as pops scan it for every
+   * crossing. */
+  std::vector<std::uint64_t> frozen_stamp_;
   std::vector<int> free_resources_, free_flows_;
   std::uint64_t next_creation_ = 0;
   std::uint64_t stamp_ = 0;
