@@ -11,7 +11,6 @@
 #include "moesim/calibrate/ProfileText.hpp"
 #include "moesim/common/Error.hpp"
 #include "moesim/hwprofiles/ProfileLoader.hpp"
-#include "moesim/traces/TraceFile.hpp"
 
 namespace moesim::app {
 
@@ -56,8 +55,7 @@ int run_calibrate(const CalibrateOptions& o) {
   calibrate::CalibrationInputs inputs;
   inputs.bench = calibrate::load_bench_results(o.results);
   for (const std::string& log : o.nccl_logs) inputs.nccl_tests.push_back(calibrate::load_nccl_tests_log(log));
-  for (const std::string& trace : o.traces)
-    inputs.traces.push_back(calibrate::parse_kineto_trace(traces::read_trace_text(trace), trace));
+  for (const std::string& trace : o.traces) inputs.traces.push_back(calibrate::load_kineto_trace(trace));
   const calibrate::CalibrationResult result = calibrate::calibrate(base, inputs);
   std::cout << "# moesim calibrate: base " << base.name << " (" << hw::to_string(base.provenance.kind)
             << "), " << result.profile.provenance.device << ", " << result.profile.provenance.date << "\n";

@@ -7,12 +7,12 @@
 #include <set>
 #include <sstream>
 
+#include "ResultLabel.hpp"
 #include "SvgChart.hpp"
 #include "moesim/common/Error.hpp"
 #include "moesim/common/OutputFile.hpp"
 #include "moesim/reports/ChromeTrace.hpp"
 #include "moesim/reports/ResultJson.hpp"
-#include "moesim/sim/BackendName.hpp"
 
 namespace moesim::reports {
 
@@ -21,10 +21,7 @@ namespace {
 using schedules::SimulationResult;
 
 std::string label_of(const SimulationResult& r) {
-  std::string label = r.scenario.schedule;
-  for (const auto& [k, v] : r.scenario.options) label += " " + k + "=" + v;
-  if (r.scenario.engine != sim::Backend::ANALYTIC) label += " [" + sim::to_string(r.scenario.engine) + "]";
-  return label;
+  return result_label(r, " ");
 }
 
 /** The middle MoE layer of the forward pass, and the time window its ops span. */

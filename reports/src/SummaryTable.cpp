@@ -4,7 +4,7 @@
 
 #include <algorithm>
 
-#include "moesim/sim/BackendName.hpp"
+#include "ResultLabel.hpp"
 
 namespace moesim::reports {
 
@@ -21,11 +21,6 @@ std::string scenario_line(const schedules::SimulationResult& r) {
       schedules::implementation_name(s),
       s.host_speed != 1 ? fmt::format(" (host speed {:g})", s.host_speed) : "");
 }
-/** Empty for the default engine: a run on another one says so wherever it is named. */
-std::string engine_tag(const schedules::SimulationResult& r) {
-  return r.scenario.engine == sim::Backend::ANALYTIC ? "" : " [" + sim::to_string(r.scenario.engine) + "]";
-}
-
 std::string schedule_and_engine(const schedules::SimulationResult& r) {
   return r.scenario.schedule + engine_tag(r);
 }
@@ -36,9 +31,7 @@ void print_summary(std::ostream& out, const std::vector<const schedules::Simulat
   std::vector<std::string> labels;
   std::size_t width = 10;
   for (const auto* r : results) {
-    std::string label = r->scenario.schedule;
-    for (const auto& [k, v] : r->scenario.options) label += "," + k + "=" + v;
-    label += engine_tag(*r);
+    const std::string label = result_label(*r, ",");
     width = std::max(width, label.size());
     labels.push_back(label);
   }
