@@ -10,6 +10,13 @@ launch cost for each eager kernel. Runs on any torch (the CPU tests' Debian torc
 names the CPU, whose speed the profiles' host costs are relative to.
 
     python3 kernels/tools/torch_dispatch_bench.py --out dispatch.json
+    python3 kernels/tools/torch_dispatch_bench.py --device cuda --out dispatch-cuda.json   # launches included
+
+With `--device cuda` the tensors live on the GPU, so each op's time includes its CUDA launch (the kernels are too
+small to keep the host waiting); the device is synchronised before and after each repeat. `--rows/--width/--dtype`
+size the layer cases' activations as a real layer's (e.g. 2048 x 2048 bf16); their kernels then take GPU time, so
+`--issue-only` times only the issuing of each repeat (the device is synchronised outside the timed part: keep
+iters x kernels per call under the launch queue's depth, about a thousand, or the host waits for the GPU).
 """
 import argparse
 import json
@@ -31,22 +38,22 @@ def cpu_model():
     return platform.processor()
 
 
-def cases():
+def cases(device):
     """name -> a callable that issues one eager op (inputs require grad where a layer's would)."""
-    x = torch.randn(8, 16, requires_grad=True)
-    w = torch.randn(16, 16, requires_grad=True)
-    col = torch.randn(8, 1, requires_grad=True)
-    idx = torch.arange(8)
-    flat = torch.randint(0, 4, (32,))
-    mask = torch.zeros(32, dtype=torch.bool)
+    x = torch.randn(8, 16, device=device, requires_grad=True)
+    w = torch.randn(16, 16, device=device, requires_grad=True)
+    col = torch.randn(8, 1, device=device, requires_grad=True)
+    idx = torch.arange(8, device=device)
+    flat = torch.randint(0, 4, (32,), device=device)
+    mask = torch.zeros(32, dtype=torch.bool, device=device)
     mask[::3] = True
-    host = torch.randn(4)
+    host = torch.randn(4, device=device)
     return {
         "elementwise": lambda: x * col,              # mul, add, silu, neg, cast: one kernel each
         "reduction": lambda: x.mean(-1, keepdim=True),
         "mm": lambda: x @ w,                         # F.linear / torch.mm
         "index": lambda: x[idx],                     # gather rows by index
-        "index_add": lambda: torch.zeros(8, 16).index_add_(0, idx, x.detach()),
+        "index_add": lambda: torch.zeros(8, 16, device=device).index_add_(0, idx, x.detach()),
         "cat": lambda: torch.cat((x, x), dim=-1),
         "nonzero": lambda: mask.nonzero(),           # on a GPU this also waits for the device
         "sort": lambda: torch.sort(flat, stable=True),
@@ -89,19 +96,24 @@ def rotate_half(x):
 
 
 # Layer code as eager stacks write it: (module call, kernel-launching ops it issues in forward).
-def layer_cases():
-    x = torch.randn(8, 16, requires_grad=True)
-    norm, mlp = RMSNorm(16), SwiGLU(16, 8)
+def layer_cases(device, rows=8, width=16, dtype=torch.float32):
+    x = torch.randn(rows, width, device=device, dtype=dtype, requires_grad=True)
+    norm = RMSNorm(width).to(device=device, dtype=dtype)
+    mlp = SwiGLU(width, max(8, width * 3 // 8)).to(device=device, dtype=dtype)
     return {"rmsnorm": (lambda: norm(x), 8), "swiglu": (lambda: mlp(x), 4), "rope": (lambda: rotate_half(x), 5)}
 
 
-def time_case(fn, iters, repeats):
+def time_case(fn, iters, repeats, sync, issue_only=False):
     samples = []
     for _ in range(repeats):
+        sync()
         start = time.perf_counter()
         for _ in range(iters):
             fn()
+        if not issue_only:
+            sync()
         samples.append((time.perf_counter() - start) / iters * 1e6)
+        sync()
     return {"p50": statistics.median(samples), "min": min(samples), "max": max(samples), "samples": repeats}
 
 
@@ -109,23 +121,32 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--iters", type=int, default=2000)
     parser.add_argument("--repeats", type=int, default=15)
+    parser.add_argument("--device", default="cpu", choices=("cpu", "cuda"))
+    parser.add_argument("--rows", type=int, default=8, help="layer cases: activation rows")
+    parser.add_argument("--width", type=int, default=16, help="layer cases: activation width")
+    parser.add_argument("--dtype", default="float32", choices=("float32", "bfloat16"))
+    parser.add_argument("--issue-only", action="store_true", help="time issuing only (see above)")
+    parser.add_argument("--layers-only", action="store_true", help="skip the single-op cases")
     parser.add_argument("--out", required=True)
     args = parser.parse_args()
     torch.set_num_threads(1)
+    sync = torch.cuda.synchronize if args.device == "cuda" else (lambda: None)
     results = {}
-    for name, fn in cases().items():
+    for name, fn in ({} if args.layers_only else cases(args.device)).items():
         for _ in range(200):
             fn()
-        results[name] = time_case(fn, args.iters, args.repeats)
+        results[name] = time_case(fn, args.iters, args.repeats, sync)
         print(f"{name:12s} {results[name]['p50']:7.2f} us/call (min {results[name]['min']:.2f})")
-    for name, (fn, ops) in layer_cases().items():
+    sized = layer_cases(args.device, args.rows, args.width, getattr(torch, args.dtype))
+    for name, (fn, ops) in sized.items():
         grad_out = fn().detach().clone()
         def forward_backward(fn=fn, grad_out=grad_out):
             fn().backward(grad_out)
-        for _ in range(200):
+        for _ in range(min(200, args.iters)):
             forward_backward()
-        forward = time_case(fn, args.iters, args.repeats)
-        both = time_case(forward_backward, args.iters, args.repeats)
+        sync()
+        forward = time_case(fn, args.iters, args.repeats, sync, args.issue_only)
+        both = time_case(forward_backward, args.iters, args.repeats, sync, args.issue_only)
         # Per kernel-launching op of the forward: its forward, and the backward autograd runs for it.
         results["layer_" + name + "_forward_per_op"] = {k: v / ops if k != "samples" else v for k, v in forward.items()}
         results["layer_" + name + "_backward_per_op"] = {
@@ -134,8 +155,10 @@ def main():
             print(f"{key:32s} {results[key]['p50']:7.2f} us (min {results[key]['min']:.2f})")
     record = {"schema_version": 1, "tool": "moesim-torch-dispatch-bench", "unit": "us_per_call",
               "date_utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-              "cpu_model": cpu_model(), "torch": torch.__version__, "python": platform.python_version(),
-              "iters": args.iters, "repeats": args.repeats, "results": results}
+              "cpu_model": cpu_model(), "device": args.device,
+              "gpu": torch.cuda.get_device_name() if args.device == "cuda" else None, "torch": torch.__version__, "python": platform.python_version(),
+              "iters": args.iters, "repeats": args.repeats, "layer_rows": args.rows, "layer_width": args.width,
+              "dtype": args.dtype, "issue_only": args.issue_only, "results": results}
     with open(args.out, "w") as f:
         json.dump(record, f, indent=1)
 
