@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <set>
 #include <sstream>
 
 #include "StepTemplates.hpp"
@@ -129,6 +130,18 @@ bool periodic(const std::vector<int>& ids, std::size_t begin, std::size_t period
   return true;
 }
 
+// Whether ids[begin, end) are launches of the body ids[body, body + period), but for at most `foreign` of
+// them (two first iterations of autograd's backward of a loop: the first assigns the gradients the others
+// accumulate into, the second accumulates with an out-of-place add where the rest add in place).
+bool mostly_body(const std::vector<int>& ids, std::size_t begin, std::size_t end, std::size_t body,
+                 std::size_t period, int foreign) {
+  const std::set<int> known(ids.begin() + static_cast<long>(body),
+                            ids.begin() + static_cast<long>(body + period));
+  for (std::size_t i = begin; i < end; ++i)
+    if (known.count(ids[i]) == 0 && --foreign < 0) return false;
+  return true;
+}
+
 std::optional<ExpertLoop> find_expert_loop(const std::vector<TracedItem>& items, std::size_t experts) {
   if (experts < 2) return std::nullopt;
   std::map<std::string, int> id_of;
@@ -136,18 +149,28 @@ std::optional<ExpertLoop> find_expert_loop(const std::vector<TracedItem>& items,
   for (const TracedItem& item : items)
     ids.push_back(id_of.emplace(signature(item), static_cast<int>(id_of.size())).first->second);
   const std::size_t n = items.size();
-  // All `experts` iterations alike, or all but the first or the last, which may be a thinned copy.
-  for (std::size_t repeats : {experts, experts - 1}) {
-    if (repeats < 2) continue;
+  // All `experts` iterations alike, or all but the first or the last, which may be a thinned copy, or (eight
+  // experts or more) all but two first or last ones that are mostly the body's launches.
+  for (std::size_t repeats : {experts, experts - 1, experts - 2}) {
+    if (repeats < 2 || (repeats == experts - 2 && experts < 8)) continue;
     for (std::size_t period = n / repeats; period >= 1; --period) {
       for (std::size_t begin = 0; begin + period * repeats <= n; ++begin) {
         if (!periodic(ids, begin, period, repeats)) continue;
         if (repeats == experts) return ExpertLoop{begin, period, experts};
         const std::size_t end = begin + period * repeats;
-        for (std::size_t len = period - 1; len >= period / 2 && len > 0; --len) {
-          if (len <= begin && thinned_copy(ids, begin - len, begin, begin, period))
+        if (repeats == experts - 1) {
+          for (std::size_t len = period - 1; len >= period / 2 && len > 0; --len) {
+            if (len <= begin && thinned_copy(ids, begin - len, begin, begin, period))
+              return ExpertLoop{begin, period, repeats, len, 0};
+            if (end + len <= n && thinned_copy(ids, end, end + len, begin, period))
+              return ExpertLoop{begin, period, repeats, 0, len};
+          }
+          continue;
+        }
+        for (std::size_t len = 2 * period; len >= period && len > 0; --len) {
+          if (len <= begin && mostly_body(ids, begin - len, begin, begin, period, 2))
             return ExpertLoop{begin, period, repeats, len, 0};
-          if (end + len <= n && thinned_copy(ids, end, end + len, begin, period))
+          if (end + len <= n && mostly_body(ids, end, end + len, begin, period, 2))
             return ExpertLoop{begin, period, repeats, 0, len};
         }
       }

@@ -25,8 +25,8 @@ std::vector<ImplWidth> preferred_widths(LayerOp op) {
     case LayerOp::GATE:
       return {ImplWidth::EXPERTS, ImplWidth::TOP_K, ImplWidth::HIDDEN, ImplWidth::ONE};
     case LayerOp::ROUTED_EXPERTS:
-      return {ImplWidth::HIDDEN,        ImplWidth::EXPERT_FFN, ImplWidth::ONE,
-              ImplWidth::LOCAL_EXPERTS, ImplWidth::TOP_K,      ImplWidth::EXPERTS};
+      return {ImplWidth::HIDDEN, ImplWidth::EXPERT_FFN, ImplWidth::ONE,           ImplWidth::LOCAL_EXPERTS,
+              ImplWidth::TOP_K,  ImplWidth::EXPERTS,    ImplWidth::EXPERT_WEIGHTS};
     case LayerOp::SHARED_EXPERTS:
       return {ImplWidth::HIDDEN, ImplWidth::SHARED_FFN, ImplWidth::ONE};
     case LayerOp::DENSE_FFN:

@@ -36,6 +36,12 @@ double implementation_rows(const models::OpContext& c, ImplRows rows, std::int64
   return 1;
 }
 
+namespace {
+double local_experts(const models::OpContext& c) {
+  return static_cast<double>(c.expert_tokens.empty() ? c.experts_total_local : c.expert_tokens.size());
+}
+}  // namespace
+
 double implementation_width(const models::ModelSpec& m, const models::OpContext& c, ImplWidth width) {
   const models::AttentionSpec& a = m.attention;
   const double tp = std::max(c.tp, 1);
@@ -48,7 +54,7 @@ double implementation_width(const models::ModelSpec& m, const models::OpContext&
     case ImplWidth::EXPERTS:
       return m.moe.experts;
     case ImplWidth::LOCAL_EXPERTS:
-      return static_cast<double>(c.expert_tokens.empty() ? c.experts_total_local : c.expert_tokens.size());
+      return local_experts(c);
     case ImplWidth::TOP_K:
       return m.moe.top_k;
     case ImplWidth::EXPERT_FFN:
@@ -66,6 +72,8 @@ double implementation_width(const models::ModelSpec& m, const models::OpContext&
       return heads * a.value_head_dim();
     case ImplWidth::HEADS:
       return heads;
+    case ImplWidth::EXPERT_WEIGHTS:
+      return local_experts(c) * m.moe.expert_ffn * m.hidden;
   }
   return 1;
 }

@@ -42,7 +42,7 @@ constexpr NameTable<ImplRows, 5> kRowsNames = {{{ImplRows::NONE, "none"},
                                                 {ImplRows::ROUTED_ROWS, "routed_rows"},
                                                 {ImplRows::RECEIVED_ROWS, "received_rows"},
                                                 {ImplRows::EXPERT_ROWS, "expert_rows"}}};
-constexpr NameTable<ImplWidth, 12> kWidthNames = {{{ImplWidth::ONE, "one"},
+constexpr NameTable<ImplWidth, 13> kWidthNames = {{{ImplWidth::ONE, "one"},
                                                    {ImplWidth::HIDDEN, "hidden"},
                                                    {ImplWidth::EXPERTS, "experts"},
                                                    {ImplWidth::LOCAL_EXPERTS, "local_experts"},
@@ -53,7 +53,8 @@ constexpr NameTable<ImplWidth, 12> kWidthNames = {{{ImplWidth::ONE, "one"},
                                                    {ImplWidth::Q_WIDTH, "q_width"},
                                                    {ImplWidth::KV_WIDTH, "kv_width"},
                                                    {ImplWidth::V_WIDTH, "v_width"},
-                                                   {ImplWidth::HEADS, "heads"}}};
+                                                   {ImplWidth::HEADS, "heads"},
+                                                   {ImplWidth::EXPERT_WEIGHTS, "expert_weights"}}};
 constexpr NameTable<ImplCondition, 2> kConditionNames = {
     {{ImplCondition::ALWAYS, "always"}, {ImplCondition::MULTI_RANK, "ep>1"}}};
 constexpr NameTable<models::AttentionType, 3> kAttentionNames = {{{models::AttentionType::MHA, "mha"},

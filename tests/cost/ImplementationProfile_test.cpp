@@ -5,6 +5,7 @@
 
 #include "moesim/common/Error.hpp"
 #include "moesim/cost/ImplementationProfile.hpp"
+#include "moesim/cost/ImplementationQuantities.hpp"
 #include "moesim/cost/OpKernels.hpp"
 #include "moesim/hwprofiles/ProfileLoader.hpp"
 #include "moesim/models/ModelSpec.hpp"
@@ -50,6 +51,18 @@ std::string error_of(const nlohmann::json& document) {
     return e.what();
   }
   return "";
+}
+
+// The elements of one stacked expert weight on this rank: Qwen3-30B-A3B's [128 / EP, 768, 2048].
+TEST(ImplementationProfile, ExpertWeightsWidthIsTheLocalStackedWeight) {
+  const models::ModelSpec qwen3 = models::load_model("qwen3-30b-a3b");
+  models::OpContext c;
+  c.tokens = 2048;
+  c.experts_total_local = 32;  // EP 4
+  EXPECT_DOUBLE_EQ(implementation_width(qwen3, c, ImplWidth::EXPERT_WEIGHTS), 32.0 * 768 * 2048);
+  c.expert_tokens = std::vector<std::int64_t>(16, 1);  // the experts an uneven routing left on this rank
+  EXPECT_DOUBLE_EQ(implementation_width(qwen3, c, ImplWidth::EXPERT_WEIGHTS), 16.0 * 768 * 2048);
+  EXPECT_EQ(to_string(ImplWidth::EXPERT_WEIGHTS), "expert_weights");
 }
 
 TEST(ImplementationProfile, ShippedProfilesLoadAndFusedIsEmpty) {

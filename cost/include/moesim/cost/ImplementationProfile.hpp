@@ -61,6 +61,9 @@ enum class ImplWidth {
   KV_WIDTH,       ///< local key/value heads · qk head width (MLA: the kv latent rank)
   V_WIDTH,        ///< local query heads · value head width
   HEADS,          ///< local query heads
+  /// local experts · expert_ffn · hidden: the elements of one stacked routed-expert weight ([E, F, H]), which
+  /// an implementation that indexes it per expert makes autograd zero and accumulate whole per expert
+  EXPERT_WEIGHTS,
 };
 
 /** @brief When a step runs. */
