@@ -2,6 +2,8 @@
 
   python3 -m torch_stacks.records check DIR...     exit 1 naming every record or trace that breaks the format
   python3 -m torch_stacks.records table DIR...     markdown table of step p50, FarSkip/regular ratio
+  python3 -m torch_stacks.records speedups DIR...  per FarSkip pair: speedup, its bootstrap 95% interval
+                                                   within the call, and the difference between calls
 
 check: schema_version 1 and kind; status ok/failed/skipped; the config keys; for ok records the step
 statistics recomputed from the ranks' gpu_ms (per iteration the slowest rank; p50 the median); every trace
@@ -15,6 +17,8 @@ import json
 import os
 import statistics
 import sys
+
+from .speedup import bootstrap_interval, ratio_of_medians
 
 CONFIG_KEYS = ("model", "style", "schedule", "phase", "tokens", "seq", "layers", "routing", "dtype", "ep")
 STATUSES = ("ok", "failed", "skipped")
@@ -124,13 +128,79 @@ def table(paths):
     return 0
 
 
+def _pairs(paths):
+    """(call folder, config key and GPU name) -> {schedule: record}; the call folder is the record's folder."""
+    pairs = {}
+    for path in record_files(paths):
+        r = load(path)
+        c = r.get("config", {})
+        if r.get("status") != "ok" or c.get("scale", 1) != 1 or c.get("ep", 1) < 2:
+            continue
+        gpu = r["ranks"][0].get("gpu_before", {}).get("name", "?")
+        key = (c["model"], c["style"], c["ep"], c["tokens"], c["seq"], c["layers"], c["phase"], c["routing"], gpu)
+        pairs.setdefault((os.path.dirname(path), key), {})[c["schedule"]] = r
+    return {k: v for k, v in pairs.items() if "regular" in v and "farskip" in v}
+
+
+def _pair_row(schedules):
+    reg, far = (schedules[s]["timing"]["step"]["per_iteration"] for s in ("regular", "farskip"))
+    low, high = bootstrap_interval(reg, far)
+    rank0 = schedules["regular"]["ranks"][0]
+    issue = statistics.median(rank0["issue_ms"]) / statistics.median(rank0["gpu_ms"])
+    return {"speedup": ratio_of_medians(reg, far), "low": low, "high": high, "steps": len(reg), "issue": issue}
+
+
+def _mean(values):
+    return sum(values) / len(values) if values else float("nan")
+
+
+def speedups(paths):
+    """Per FarSkip pair (a folder's regular and farskip records of one configuration): the speedup and its
+    bootstrap 95% interval from the timed steps; then, per configuration measured in several folders, the
+    largest difference between folders (same GPU name) next to the intervals' half-widths, and how many such
+    configurations have disjoint intervals; means by style, phase, EP and host-bound (regular issue / GPU
+    >= 0.9 in any folder)."""
+    rows = {k: _pair_row(v) for k, v in _pairs(paths).items()}
+    print("| folder | model | style | EP | tokens | layers | phase | steps | speedup | 95% interval | half-width "
+          "| issue / GPU |")
+    print("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
+    for (folder, key), row in sorted(rows.items(), key=lambda kv: (kv[0][1], kv[0][0])):
+        print(f"| {folder} | {key[0]} | {key[1]} | {key[2]} | {key[3]} | {key[5]} | {key[6]} | {row['steps']} | "
+              f"{row['speedup']:.3f} | {row['low']:.3f}-{row['high']:.3f} | {(row['high'] - row['low']) / 2:.3f} | "
+              f"{row['issue']:.2f} |")
+    by_key = {}
+    for (folder, key), row in rows.items():
+        by_key.setdefault(key, []).append(row)
+    groups = {}
+    for key, found in by_key.items():
+        half = [(r["high"] - r["low"]) / 2 for r in found]
+        between = max(r["speedup"] for r in found) - min(r["speedup"] for r in found) if len(found) > 1 else None
+        disjoint = len(found) > 1 and max(r["low"] for r in found) > min(r["high"] for r in found)
+        host_bound = "host-bound" if max(r["issue"] for r in found) >= 0.9 else "GPU-bound"
+        for group in ("all", f"GPU {key[8]}", f"style {key[1]}", f"phase {key[6]}", f"EP {key[2]}", host_bound):
+            g = groups.setdefault(group, {"half": [], "between": [], "disjoint": 0})
+            g["half"] += half
+            g["disjoint"] += disjoint
+            if between is not None:
+                g["between"].append(between)
+    print()
+    print("| pairs | count | within a call: 95% half-width, mean | configurations in >= 2 folders | between "
+          "folders: |difference| mean | intervals disjoint |")
+    print("| --- | --- | --- | --- | --- | --- |")
+    for group in sorted(groups):
+        g = groups[group]
+        print(f"| {group} | {len(g['half'])} | {_mean(g['half']):.3f} | {len(g['between'])} | "
+              f"{_mean(g['between']):.3f} | {g['disjoint']} |")
+    return 0
+
+
 def main(argv=None):
     p = argparse.ArgumentParser(prog="torch_stacks.records", description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("action", choices=("check", "table"))
+    p.add_argument("action", choices=("check", "table", "speedups"))
     p.add_argument("paths", nargs="+", help="record files or directories (searched recursively)")
     args = p.parse_args(sys.argv[1:] if argv is None else argv)
-    return check(args.paths) if args.action == "check" else table(args.paths)
+    return {"check": check, "table": table, "speedups": speedups}[args.action](args.paths)
 
 
 if __name__ == "__main__":
