@@ -6,7 +6,8 @@
                                                    within the call, and the difference between calls
 
 check: schema_version 1 and kind; status ok/failed/skipped; the config keys; for ok records the step
-statistics recomputed from the ranks' gpu_ms (per iteration the slowest rank; p50 the median); every trace
+statistics recomputed from the ranks' gpu_ms (per iteration the slowest rank; p50 the median); an
+interleaved pair's speedup and interval recomputed from both records (speedup.py); every trace
 kept beside the record (a data folder keeps a chosen subset) is gzip'd Kineto JSON with moesim.L<layer>.<op>
 ranges. table leaves out scaled-down configurations (config.scale > 1: test data, not the models' shapes).
 """
@@ -57,6 +58,29 @@ def step_problems(record):
     return problems
 
 
+def speedup_problems(path, record):
+    """An interleaved pair's timing.speedup, recomputed from both records' steps (the partner beside it)."""
+    speedup = record["timing"].get("speedup")
+    if speedup is None:
+        return []
+    partner_path = os.path.join(os.path.dirname(path), f"{record.get('pair')}.json")
+    if not os.path.exists(partner_path):
+        return [f"pair: {partner_path} not found beside the record"]
+    partner = load(partner_path)
+    steps = {r["config"]["schedule"]: r.get("timing", {}).get("step", {}).get("per_iteration") for r in (record, partner)}
+    if set(steps) != {"regular", "farskip"} or not all(steps.values()):
+        return [f"pair: {partner_path} is not the other schedule's record with timed steps"]
+    estimate = ratio_of_medians(steps["regular"], steps["farskip"])
+    low, high = bootstrap_interval(steps["regular"], steps["farskip"])
+    problems = []
+    if not _close(speedup.get("estimate", float("nan")), estimate):
+        problems.append(f"timing.speedup.estimate = {speedup.get('estimate')}, recomputed {estimate}")
+    ci = speedup.get("ci95") or [float("nan")] * 2
+    if not (_close(ci[0], low) and _close(ci[1], high)):
+        problems.append(f"timing.speedup.ci95 = {ci}, recomputed [{low}, {high}]")
+    return problems
+
+
 def trace_problems(path):
     try:
         with gzip.open(path, "rt", encoding="utf-8") as f:
@@ -84,7 +108,7 @@ def record_problems(path):
     config = record.get("config", {})
     problems += [f"config.{k}: missing" for k in CONFIG_KEYS if k not in config]
     if record.get("status") == "ok" and not problems:
-        problems += step_problems(record)
+        problems += step_problems(record) or speedup_problems(path, record)
         for trace in record.get("traces", []):
             trace_path = os.path.join(os.path.dirname(path), trace)
             if os.path.exists(trace_path):
