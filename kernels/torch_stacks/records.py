@@ -4,6 +4,7 @@
   python3 -m torch_stacks.records table DIR...     markdown table of step p50, FarSkip/regular ratio
   python3 -m torch_stacks.records speedups DIR...  per FarSkip pair: speedup, its bootstrap 95% interval
                                                    within the call, and the difference between calls
+  python3 -m torch_stacks.records resummarize DIR... rewrite interleaved pairs' timing.speedup (this method)
 
 check: schema_version 1 and kind; status ok/failed/skipped; the config keys; for ok records the step
 statistics recomputed from the ranks' gpu_ms (per iteration the slowest rank; p50 the median); an
@@ -19,7 +20,8 @@ import os
 import statistics
 import sys
 
-from .speedup import bootstrap_interval, ratio_of_medians
+from .speedup import (METHOD, independent_interval, median_round_ratio, paired_interval, ratio_of_medians,
+                      speedup_summary)
 
 CONFIG_KEYS = ("model", "style", "schedule", "phase", "tokens", "seq", "layers", "routing", "dtype", "ep")
 STATUSES = ("ok", "failed", "skipped")
@@ -58,20 +60,30 @@ def step_problems(record):
     return problems
 
 
+def pair_steps(path, record):
+    """An interleaved record's pair: ({"regular": steps, "farskip": steps}, None) or (None, problem)."""
+    partner_path = os.path.join(os.path.dirname(path), f"{record.get('pair')}.json")
+    if not os.path.exists(partner_path):
+        return None, f"pair: {partner_path} not found beside the record"
+    partner = load(partner_path)
+    steps = {r["config"]["schedule"]: r.get("timing", {}).get("step", {}).get("per_iteration") for r in (record, partner)}
+    if set(steps) != {"regular", "farskip"} or not all(steps.values()):
+        return None, f"pair: {partner_path} is not the other schedule's record with timed steps"
+    return steps, None
+
+
 def speedup_problems(path, record):
     """An interleaved pair's timing.speedup, recomputed from both records' steps (the partner beside it)."""
     speedup = record["timing"].get("speedup")
     if speedup is None:
         return []
-    partner_path = os.path.join(os.path.dirname(path), f"{record.get('pair')}.json")
-    if not os.path.exists(partner_path):
-        return [f"pair: {partner_path} not found beside the record"]
-    partner = load(partner_path)
-    steps = {r["config"]["schedule"]: r.get("timing", {}).get("step", {}).get("per_iteration") for r in (record, partner)}
-    if set(steps) != {"regular", "farskip"} or not all(steps.values()):
-        return [f"pair: {partner_path} is not the other schedule's record with timed steps"]
-    estimate = ratio_of_medians(steps["regular"], steps["farskip"])
-    low, high = bootstrap_interval(steps["regular"], steps["farskip"])
+    steps, problem = pair_steps(path, record)
+    if problem:
+        return [problem]
+    if speedup.get("method") != METHOD:
+        return [f"timing.speedup.method = {speedup.get('method')!r}: expected {METHOD!r}"]
+    estimate = median_round_ratio(steps["regular"], steps["farskip"])
+    low, high = paired_interval(steps["regular"], steps["farskip"])
     problems = []
     if not _close(speedup.get("estimate", float("nan")), estimate):
         problems.append(f"timing.speedup.estimate = {speedup.get('estimate')}, recomputed {estimate}")
@@ -167,11 +179,15 @@ def _pairs(paths):
 
 
 def _pair_row(schedules):
+    """Interleaved pairs: median over rounds and its bootstrap over rounds; separate ones: ratio of medians."""
     reg, far = (schedules[s]["timing"]["step"]["per_iteration"] for s in ("regular", "farskip"))
-    low, high = bootstrap_interval(reg, far)
+    if schedules["regular"]["config"].get("interleaved"):
+        speedup, (low, high) = median_round_ratio(reg, far), paired_interval(reg, far)
+    else:
+        speedup, (low, high) = ratio_of_medians(reg, far), independent_interval(reg, far)
     rank0 = schedules["regular"]["ranks"][0]
     issue = statistics.median(rank0["issue_ms"]) / statistics.median(rank0["gpu_ms"])
-    return {"speedup": ratio_of_medians(reg, far), "low": low, "high": high, "steps": len(reg), "issue": issue}
+    return {"speedup": speedup, "low": low, "high": high, "steps": len(reg), "issue": issue}
 
 
 def _mean(values):
@@ -218,13 +234,32 @@ def speedups(paths):
     return 0
 
 
+def resummarize(paths):
+    """Rewrites timing.speedup of every interleaved pair from its per-step times with this version's method
+    (records written before the method changed; the steps themselves are left as measured)."""
+    for path in record_files(paths):
+        record = load(path)
+        if record.get("status") != "ok" or "speedup" not in record.get("timing", {}):
+            continue
+        steps, problem = pair_steps(path, record)
+        if problem:
+            print(f"{path}: {problem}")
+            return 1
+        record["timing"]["speedup"] = speedup_summary(steps["regular"], steps["farskip"])
+        with open(path, "w", encoding="utf-8") as f:
+            json.dump(record, f, indent=1)
+            f.write("\n")
+    return 0
+
+
 def main(argv=None):
     p = argparse.ArgumentParser(prog="torch_stacks.records", description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("action", choices=("check", "table", "speedups"))
+    p.add_argument("action", choices=("check", "table", "speedups", "resummarize"))
     p.add_argument("paths", nargs="+", help="record files or directories (searched recursively)")
     args = p.parse_args(sys.argv[1:] if argv is None else argv)
-    return {"check": check, "table": table, "speedups": speedups}[args.action](args.paths)
+    actions = {"check": check, "table": table, "speedups": speedups, "resummarize": resummarize}
+    return actions[args.action](args.paths)
 
 
 if __name__ == "__main__":
