@@ -66,7 +66,8 @@ def pair_steps(path, record):
     if not os.path.exists(partner_path):
         return None, f"pair: {partner_path} not found beside the record"
     partner = load(partner_path)
-    steps = {r["config"]["schedule"]: r.get("timing", {}).get("step", {}).get("per_iteration") for r in (record, partner)}
+    steps = {r["config"]["schedule"]: r.get("timing", {}).get("step", {}).get("per_iteration")
+             for r in (record, partner)}
     if set(steps) != {"regular", "farskip"} or not all(steps.values()):
         return None, f"pair: {partner_path} is not the other schedule's record with timed steps"
     return steps, None

@@ -60,8 +60,9 @@ class RecordsCheckTest(unittest.TestCase):
             return code, out.getvalue()
 
     def test_pair_speedup_is_recomputed(self):
-        regular, farskip = record("regular", [10.0, 12.0, 11.0], "farskip"), record("farskip", [9.0, 10.0, 10.0], "regular")
-        summary = speedup_summary(regular["timing"]["step"]["per_iteration"], farskip["timing"]["step"]["per_iteration"])
+        regular = record("regular", [10.0, 12.0, 11.0], "farskip")
+        farskip = record("farskip", [9.0, 10.0, 10.0], "regular")
+        summary = speedup_summary(*(r["timing"]["step"]["per_iteration"] for r in (regular, farskip)))
         regular["timing"]["speedup"] = farskip["timing"]["speedup"] = summary
         self.assertEqual(self.check(regular, farskip)[0], 0)
         tampered = copy.deepcopy(farskip)
