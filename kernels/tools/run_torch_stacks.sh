@@ -2,22 +2,28 @@
 # Times (and traces a chosen few of) the PyTorch reference stacks of kernels/torch_stacks on a GPU node,
 # one JSON record per configuration, packed for the way back.
 #
-#   kernels/tools/run_torch_stacks.sh OUT_DIR PLAN        PLAN: x4 | x2
+#   kernels/tools/run_torch_stacks.sh OUT_DIR PLAN        PLAN: x4 | x2 | x2i
 #
 #   x4  (4 GPUs)  phase A: matrix `device` at EP 4 on all four GPUs; then phase B, three groups at once on
 #       separate GPUs: `device` at EP 2 (GPUs 0,1), `device` at EP 1 (GPU 2), `device-hf` (GPU 3).
 #   x2  (2 GPUs)  phase A: `device` at EP 2; phase B at once: `device` at EP 1 (GPU 0) and `device-hf`
 #       (GPU 1).
+#   x2i (2 GPUs)  the FarSkip pairs of `device` at EP 2, interleaved (run --interleave: regular and farskip
+#       on one stack, steps alternating, speedup with a bootstrap 95% interval), TS_REPEATS times (default
+#       2) one after another into rep1/, rep2/, ...; TS_ITERS timed steps of each schedule (default 40),
+#       TS_WARMUP warm-up rounds (default 3); traces in rep1 only. Never two groups at once: host-bound
+#       stacks share the host's CPUs, and a second group's host threads would move their step times (in
+#       the x4 plan's phase B the same EP 2 pairs' speedups moved by 0.099 on average against the x2 plan's).
 #
-# Each phase starts no configuration after TS_DEADLINE_A / TS_DEADLINE_B seconds (default 170 / 180; the
+# Each phase (x2i: each repeat) starts no configuration after TS_DEADLINE_A / TS_DEADLINE_B seconds (default 170 / 180; the
 # rest are recorded as skipped) and is killed after 50 s more. Writes OUT_DIR/PLAN-records.tar.gz (records,
 # logs, system.txt) and OUT_DIR/PLAN-traces-GROUP.tar (gzip'd Kineto traces), each kept under 15 MiB by
 # leaving out the largest traces (named in dropped-traces.txt). MOESIM_GIT_SHA names the commit measured.
 # TS_DEVICE=cpu runs the same command on the CPU, matrix `device` replaced by `cpu-smoke`
 # (a smoke test of the script before device time; CUDA_VISIBLE_DEVICES is then ignored).
 set -u
-if [ $# -ne 2 ] || { [ "$2" != x4 ] && [ "$2" != x2 ]; }; then
-  echo "usage: $0 OUT_DIR x4|x2" >&2
+if [ $# -ne 2 ] || { [ "$2" != x4 ] && [ "$2" != x2 ] && [ "$2" != x2i ]; }; then
+  echo "usage: $0 OUT_DIR x4|x2|x2i" >&2
   exit 2
 fi
 out_dir=$1 plan=$2
@@ -40,15 +46,17 @@ start=$SECONDS
   lscpu | head -20
 } > "$work/system.txt" 2>&1
 
-# group NAME GPUS NPROC MATRIX DEADLINE PORT: one torch_stacks run (or launch of NPROC processes).
+# group NAME GPUS NPROC MATRIX DEADLINE PORT [RUN ARGS...]: one torch_stacks run (or launch of NPROC
+# processes).
 group() {
   local name=$1 gpus=$2 nproc=$3 matrix=$4 deadline=$5 port=$6
+  shift 6
   [ "$device" = cpu ] && matrix=$(sed -E 's/(^|,)device(,|$)/\1cpu-smoke\2/g' <<< "$matrix")
   local cmd=(python3 -m torch_stacks.run)
   [ "$nproc" -gt 1 ] && cmd=(python3 -m torch_stacks.launch --nproc "$nproc" --port "$port" --)
   echo "=== $name start $((SECONDS - start)) s" >> "$work/summary.txt"
   CUDA_VISIBLE_DEVICES=$gpus timeout -k 10 $((deadline + 50)) "${cmd[@]}" --matrix "$matrix" \
-    --out "$work/$name" --deadline "$deadline" --device "$device" > "$work/$name.log" 2>&1
+    --out "$work/$name" --deadline "$deadline" --device "$device" "$@" > "$work/$name.log" 2>&1
   echo "=== $name exit $? at $((SECONDS - start)) s" >> "$work/summary.txt"
 }
 
@@ -74,6 +82,13 @@ if [ "$plan" = x4 ]; then
   group ep2 0,1 2 device-ci,device "$deadline_b" 29542 &
   group ep1 2 1 device-ci,device "$deadline_b" 0 &
   group hf 3 1 device-hf "$deadline_b" 0 &
+elif [ "$plan" = x2i ]; then
+  for rep in $(seq 1 "${TS_REPEATS:-2}"); do
+    traces=()
+    [ "$rep" -gt 1 ] && traces=(--no-traces)
+    group "rep$rep" 0,1 2 device "$deadline_a" $((29550 + rep)) --interleave \
+      --iters-override "${TS_ITERS:-40}" --warmup-override "${TS_WARMUP:-3}" "${traces[@]}"
+  done
 else
   group ep2 0,1 2 device "$deadline_a" 29542
   group ep1 0 1 device "$deadline_b" 0 &

@@ -1,4 +1,5 @@
 """Runs one configuration: builds the stack, times it, traces it if asked, and returns its record."""
+import functools
 import gzip
 import os
 import shutil
@@ -13,6 +14,7 @@ from .layers import TORCH_DTYPES
 from .model_spec import load_layer_shape, scaled
 from .routing import forced_assignment, layer_seed, parse_routing
 from .stack import MoeStack
+from .speedup import speedup_summary
 from .timing import step_summary, summary, time_steps
 
 SCHEMA_VERSION = 1
@@ -81,49 +83,61 @@ def trace_steps(step, ctx, cfg, path):
     return os.path.basename(path)
 
 
-def run_config(cfg, ctx, out_dir, builder, specs=None):
-    """Measures cfg on every rank of ctx; returns the record on rank 0 (None elsewhere)."""
-    name = cfg.name(ctx.world)
-    record = {"schema_version": SCHEMA_VERSION, "kind": "moesim-torch-stack-run", "name": name,
-              "provenance": prov.provenance(), "config": dict(cfg.as_dict(), ep=ctx.world)}
-    rank_result = {"rank": ctx.rank}
+def run_configs(cfgs, ctx, out_dir, builder, specs=None):
+    """Measures one configuration, or a regular/farskip pair (configurations equal but for the schedule)
+    interleaved on one stack built once, so both schedules run the same weights, inputs and routing; returns
+    one record per configuration on rank 0 (None elsewhere). A pair's records carry the speedup and its
+    bootstrap interval (timing.speedup) and name each other (pair)."""
+    first = cfgs[0]
+    records = [{"schema_version": SCHEMA_VERSION, "kind": "moesim-torch-stack-run", "name": c.name(ctx.world),
+                "provenance": prov.provenance(), "config": dict(c.as_dict(), ep=ctx.world)} for c in cfgs]
+    results = [{"rank": ctx.rank} for _ in cfgs]
     try:
-        shape = scaled(load_layer_shape(model_path(cfg.model, specs)), cfg.scale)
+        shape = scaled(load_layer_shape(model_path(first.model, specs)), first.scale)
         repo = os.path.join(specs_dir(), "..", "..")
-        record["config"]["model_file"] = os.path.relpath(model_path(cfg.model, specs), repo)
-        record["config"]["shape"] = {"hidden": shape.hidden, "attention": vars(shape.attention),
-                                     "experts": shape.experts, "top_k": shape.top_k, "expert_ffn": shape.expert_ffn,
-                                     "shared_experts": shape.shared_experts, "shared_ffn": shape.shared_ffn}
-        torch.manual_seed(cfg.seed * 31 + ctx.rank)
-        module, forward, info = builder(cfg, shape, ctx)
-        record["config"].update(info)
-        dtype = TORCH_DTYPES[cfg.dtype]
-        gen = torch.Generator(device=ctx.device).manual_seed(cfg.seed * 131 + ctx.rank)
-        x = torch.randn(cfg.tokens, shape.hidden, generator=gen, device=ctx.device, dtype=torch.float32).to(dtype)
-        grad = torch.randn(cfg.tokens, shape.hidden, generator=gen, device=ctx.device, dtype=torch.float32).to(dtype)
-        step = make_step(module, forward, cfg, x, grad)
-        rank_result["gpu_before"] = prov.gpu_state(ctx.device)
-        rank_result.update(time_steps(step, ctx, cfg.warmup, cfg.iters))
-        rank_result["gpu_after"] = prov.gpu_state(ctx.device)
-        if ctx.is_cuda:
-            rank_result["max_memory_MiB"] = torch.cuda.max_memory_allocated(ctx.device) // 2**20
-        if cfg.trace_iters:
-            trace = os.path.join(out_dir, f"{name}.rank{ctx.rank}.trace.json.gz")
-            rank_result["trace"] = trace_steps(step, ctx, cfg, trace)
-        rank_result["status"] = "ok"
+        common = {"model_file": os.path.relpath(model_path(first.model, specs), repo),
+                  "shape": {"hidden": shape.hidden, "attention": vars(shape.attention), "experts": shape.experts,
+                            "top_k": shape.top_k, "expert_ffn": shape.expert_ffn,
+                            "shared_experts": shape.shared_experts, "shared_ffn": shape.shared_ffn}}
+        torch.manual_seed(first.seed * 31 + ctx.rank)
+        module, forward, info = builder(first, shape, ctx)
+        for record in records:
+            record["config"].update(common, **info)
+        dtype = TORCH_DTYPES[first.dtype]
+        gen = torch.Generator(device=ctx.device).manual_seed(first.seed * 131 + ctx.rank)
+        x = torch.randn(first.tokens, shape.hidden, generator=gen, device=ctx.device, dtype=torch.float32).to(dtype)
+        grad = torch.randn(first.tokens, shape.hidden, generator=gen, device=ctx.device, dtype=torch.float32).to(dtype)
+        forwards = [forward] if len(cfgs) == 1 else [functools.partial(module.run, schedule=c.schedule) for c in cfgs]
+        steps = [make_step(module, f, c, x, grad) for f, c in zip(forwards, cfgs)]
+        before = prov.gpu_state(ctx.device)
+        timings = time_steps(steps, ctx, first.warmup, first.iters)
+        after = prov.gpu_state(ctx.device)
+        for result, timing in zip(results, timings):
+            result.update(gpu_before=before, **timing, gpu_after=after)
+            if ctx.is_cuda:
+                result["max_memory_MiB"] = torch.cuda.max_memory_allocated(ctx.device) // 2**20
+        for result, step, c, record in zip(results, steps, cfgs, records):
+            if c.trace_iters:
+                trace = os.path.join(out_dir, f"{record['name']}.rank{ctx.rank}.trace.json.gz")
+                result["trace"] = trace_steps(step, ctx, c, trace)
+            result["status"] = "ok"
     except Exception as e:  # noqa: BLE001 (a failed config is recorded, the matrix goes on)
-        rank_result["status"] = "failed"
-        rank_result["error"] = f"{type(e).__name__}: {e}".splitlines()[0][:500]
-        rank_result["traceback"] = traceback.format_exc()[-2000:]
+        for result in results:
+            result["status"] = "failed"
+            result["error"] = f"{type(e).__name__}: {e}".splitlines()[0][:500]
+            result["traceback"] = traceback.format_exc()[-2000:]
     finally:
-        module = forward = step = x = grad = None  # noqa: F841 (free the GPU memory before the next config)
+        module = forward = forwards = steps = x = grad = None  # noqa: F841 (free the GPU memory before the next)
         if ctx.is_cuda:
             torch.cuda.empty_cache()
             torch.cuda.reset_peak_memory_stats(ctx.device)
-    ranks = ctx.gather(rank_result)
+    gathered = [ctx.gather(result) for result in results]
     if ctx.rank != 0:
         return None
-    return finish_record(record, ranks)
+    records = [finish_record(record, ranks) for record, ranks in zip(records, gathered)]
+    if len(records) == 2:
+        pair_records(*records)
+    return records
 
 
 def finish_record(record, ranks):
@@ -139,6 +153,15 @@ def finish_record(record, ranks):
         record["traces"] = traces
     record["ranks"] = ranks
     return record
+
+
+def pair_records(regular, farskip):
+    """An interleaved pair's records: each names the other; both carry the speedup of the pair."""
+    regular["pair"], farskip["pair"] = farskip["name"], regular["name"]
+    if regular["status"] == farskip["status"] == "ok":
+        speedup = speedup_summary(regular["timing"]["step"]["per_iteration"],
+                                  farskip["timing"]["step"]["per_iteration"])
+        regular["timing"]["speedup"] = farskip["timing"]["speedup"] = speedup
 
 
 def native_builder(cfg, shape, ctx):

@@ -26,6 +26,7 @@ class RunConfig:
     trace_iters: int = 0       # Kineto trace of this many steps after timing (0: none)
     trace_all_ranks: bool = False
     scale: int = 1             # divide every width by this (CPU tests on tiny shapes)
+    interleaved: bool = False  # timed step by step against its other schedule on one stack (run --interleave)
 
     def validate(self):
         if self.style not in NATIVE_STYLES + HF_STYLES:
@@ -124,6 +125,22 @@ MATRICES = {
     "device-hf": lambda ep: _device_hf(),
     "cpu-smoke": _cpu_smoke,
 }
+
+
+def interleave(configs):
+    """The run's units: each regular/farskip pair of configurations equal but for the schedule becomes one
+    (regular, farskip) unit, both marked interleaved, at the regular one's place; the rest stay alone."""
+    def key(c):
+        return replace(c, schedule="regular", trace_iters=0, trace_all_ranks=False)
+    farskip = {key(c): c for c in configs if c.schedule == "farskip"}
+    regular = {key(c) for c in configs if c.schedule == "regular"}
+    units = []
+    for c in configs:
+        if c.schedule == "regular" and key(c) in farskip:
+            units.append((replace(c, interleaved=True), replace(farskip[key(c)], interleaved=True)))
+        elif not (c.schedule == "farskip" and key(c) in regular):
+            units.append((c,))
+    return units
 
 
 def matrix(names, ep):

@@ -2,9 +2,13 @@
 
   python3 -m torch_stacks.records check DIR...     exit 1 naming every record or trace that breaks the format
   python3 -m torch_stacks.records table DIR...     markdown table of step p50, FarSkip/regular ratio
+  python3 -m torch_stacks.records speedups DIR...  per FarSkip pair: speedup, its bootstrap 95% interval
+                                                   within the call, and the difference between calls
+  python3 -m torch_stacks.records resummarize DIR... rewrite interleaved pairs' timing.speedup (this method)
 
 check: schema_version 1 and kind; status ok/failed/skipped; the config keys; for ok records the step
-statistics recomputed from the ranks' gpu_ms (per iteration the slowest rank; p50 the median); every trace
+statistics recomputed from the ranks' gpu_ms (per iteration the slowest rank; p50 the median); an
+interleaved pair's speedup and interval recomputed from both records (speedup.py); every trace
 kept beside the record (a data folder keeps a chosen subset) is gzip'd Kineto JSON with moesim.L<layer>.<op>
 ranges. table leaves out scaled-down configurations (config.scale > 1: test data, not the models' shapes).
 """
@@ -15,6 +19,9 @@ import json
 import os
 import statistics
 import sys
+
+from .speedup import (METHOD, independent_interval, median_round_ratio, paired_interval, ratio_of_medians,
+                      speedup_summary)
 
 CONFIG_KEYS = ("model", "style", "schedule", "phase", "tokens", "seq", "layers", "routing", "dtype", "ep")
 STATUSES = ("ok", "failed", "skipped")
@@ -53,6 +60,40 @@ def step_problems(record):
     return problems
 
 
+def pair_steps(path, record):
+    """An interleaved record's pair: ({"regular": steps, "farskip": steps}, None) or (None, problem)."""
+    partner_path = os.path.join(os.path.dirname(path), f"{record.get('pair')}.json")
+    if not os.path.exists(partner_path):
+        return None, f"pair: {partner_path} not found beside the record"
+    partner = load(partner_path)
+    steps = {r["config"]["schedule"]: r.get("timing", {}).get("step", {}).get("per_iteration")
+             for r in (record, partner)}
+    if set(steps) != {"regular", "farskip"} or not all(steps.values()):
+        return None, f"pair: {partner_path} is not the other schedule's record with timed steps"
+    return steps, None
+
+
+def speedup_problems(path, record):
+    """An interleaved pair's timing.speedup, recomputed from both records' steps (the partner beside it)."""
+    speedup = record["timing"].get("speedup")
+    if speedup is None:
+        return []
+    steps, problem = pair_steps(path, record)
+    if problem:
+        return [problem]
+    if speedup.get("method") != METHOD:
+        return [f"timing.speedup.method = {speedup.get('method')!r}: expected {METHOD!r}"]
+    estimate = median_round_ratio(steps["regular"], steps["farskip"])
+    low, high = paired_interval(steps["regular"], steps["farskip"])
+    problems = []
+    if not _close(speedup.get("estimate", float("nan")), estimate):
+        problems.append(f"timing.speedup.estimate = {speedup.get('estimate')}, recomputed {estimate}")
+    ci = speedup.get("ci95") or [float("nan")] * 2
+    if not (_close(ci[0], low) and _close(ci[1], high)):
+        problems.append(f"timing.speedup.ci95 = {ci}, recomputed [{low}, {high}]")
+    return problems
+
+
 def trace_problems(path):
     try:
         with gzip.open(path, "rt", encoding="utf-8") as f:
@@ -80,7 +121,7 @@ def record_problems(path):
     config = record.get("config", {})
     problems += [f"config.{k}: missing" for k in CONFIG_KEYS if k not in config]
     if record.get("status") == "ok" and not problems:
-        problems += step_problems(record)
+        problems += step_problems(record) or speedup_problems(path, record)
         for trace in record.get("traces", []):
             trace_path = os.path.join(os.path.dirname(path), trace)
             if os.path.exists(trace_path):
@@ -124,13 +165,102 @@ def table(paths):
     return 0
 
 
+def _pairs(paths):
+    """(call folder, config key and GPU name) -> {schedule: record}; the call folder is the record's folder."""
+    pairs = {}
+    for path in record_files(paths):
+        r = load(path)
+        c = r.get("config", {})
+        if r.get("status") != "ok" or c.get("scale", 1) != 1 or c.get("ep", 1) < 2:
+            continue
+        gpu = r["ranks"][0].get("gpu_before", {}).get("name", "?")
+        key = (c["model"], c["style"], c["ep"], c["tokens"], c["seq"], c["layers"], c["phase"], c["routing"], gpu)
+        pairs.setdefault((os.path.dirname(path), key), {})[c["schedule"]] = r
+    return {k: v for k, v in pairs.items() if "regular" in v and "farskip" in v}
+
+
+def _pair_row(schedules):
+    """Interleaved pairs: median over rounds and its bootstrap over rounds; separate ones: ratio of medians."""
+    reg, far = (schedules[s]["timing"]["step"]["per_iteration"] for s in ("regular", "farskip"))
+    if schedules["regular"]["config"].get("interleaved"):
+        speedup, (low, high) = median_round_ratio(reg, far), paired_interval(reg, far)
+    else:
+        speedup, (low, high) = ratio_of_medians(reg, far), independent_interval(reg, far)
+    rank0 = schedules["regular"]["ranks"][0]
+    issue = statistics.median(rank0["issue_ms"]) / statistics.median(rank0["gpu_ms"])
+    return {"speedup": speedup, "low": low, "high": high, "steps": len(reg), "issue": issue}
+
+
+def _mean(values):
+    return sum(values) / len(values) if values else float("nan")
+
+
+def speedups(paths):
+    """Per FarSkip pair (a folder's regular and farskip records of one configuration): the speedup and its
+    bootstrap 95% interval from the timed steps; then, per configuration measured in several folders, the
+    largest difference between folders (same GPU name) next to the intervals' half-widths, and how many such
+    configurations have disjoint intervals; means by style, phase, EP and host-bound (regular issue / GPU
+    >= 0.9 in any folder)."""
+    rows = {k: _pair_row(v) for k, v in _pairs(paths).items()}
+    print("| folder | model | style | EP | tokens | layers | phase | steps | speedup | 95% interval | half-width "
+          "| issue / GPU |")
+    print("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
+    for (folder, key), row in sorted(rows.items(), key=lambda kv: (kv[0][1], kv[0][0])):
+        print(f"| {folder} | {key[0]} | {key[1]} | {key[2]} | {key[3]} | {key[5]} | {key[6]} | {row['steps']} | "
+              f"{row['speedup']:.3f} | {row['low']:.3f}-{row['high']:.3f} | {(row['high'] - row['low']) / 2:.3f} | "
+              f"{row['issue']:.2f} |")
+    by_key = {}
+    for (folder, key), row in rows.items():
+        by_key.setdefault(key, []).append(row)
+    groups = {}
+    for key, found in by_key.items():
+        half = [(r["high"] - r["low"]) / 2 for r in found]
+        between = max(r["speedup"] for r in found) - min(r["speedup"] for r in found) if len(found) > 1 else None
+        disjoint = len(found) > 1 and max(r["low"] for r in found) > min(r["high"] for r in found)
+        host_bound = "host-bound" if max(r["issue"] for r in found) >= 0.9 else "GPU-bound"
+        for group in ("all", f"GPU {key[8]}", f"style {key[1]}", f"phase {key[6]}", f"EP {key[2]}", host_bound):
+            g = groups.setdefault(group, {"half": [], "between": [], "disjoint": 0})
+            g["half"] += half
+            g["disjoint"] += disjoint
+            if between is not None:
+                g["between"].append(between)
+    print()
+    print("| pairs | count | within a call: 95% half-width, mean | configurations in >= 2 folders | between "
+          "folders: |difference| mean | intervals disjoint |")
+    print("| --- | --- | --- | --- | --- | --- |")
+    for group in sorted(groups):
+        g = groups[group]
+        print(f"| {group} | {len(g['half'])} | {_mean(g['half']):.3f} | {len(g['between'])} | "
+              f"{_mean(g['between']):.3f} | {g['disjoint']} |")
+    return 0
+
+
+def resummarize(paths):
+    """Rewrites timing.speedup of every interleaved pair from its per-step times with this version's method
+    (records written before the method changed; the steps themselves are left as measured)."""
+    for path in record_files(paths):
+        record = load(path)
+        if record.get("status") != "ok" or "speedup" not in record.get("timing", {}):
+            continue
+        steps, problem = pair_steps(path, record)
+        if problem:
+            print(f"{path}: {problem}")
+            return 1
+        record["timing"]["speedup"] = speedup_summary(steps["regular"], steps["farskip"])
+        with open(path, "w", encoding="utf-8") as f:
+            json.dump(record, f, indent=1)
+            f.write("\n")
+    return 0
+
+
 def main(argv=None):
     p = argparse.ArgumentParser(prog="torch_stacks.records", description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("action", choices=("check", "table"))
+    p.add_argument("action", choices=("check", "table", "speedups", "resummarize"))
     p.add_argument("paths", nargs="+", help="record files or directories (searched recursively)")
     args = p.parse_args(sys.argv[1:] if argv is None else argv)
-    return check(args.paths) if args.action == "check" else table(args.paths)
+    actions = {"check": check, "table": table, "speedups": speedups, "resummarize": resummarize}
+    return actions[args.action](args.paths)
 
 
 if __name__ == "__main__":

@@ -13,8 +13,8 @@ import time
 
 import torch.distributed as dist
 
-from .bench import native_builder, run_config
-from .config import HF_STYLES, MATRICES, NATIVE_STYLES, RunConfig, matrix
+from .bench import native_builder, run_configs
+from .config import HF_STYLES, MATRICES, NATIVE_STYLES, RunConfig, interleave, matrix
 from .distributed import close_context, init_context
 
 
@@ -24,7 +24,8 @@ def parse_args(argv):
     p.add_argument("--matrix", help=f"run these named lists of configurations, comma-separated: {', '.join(MATRICES)}")
     p.add_argument("--model", help="moesim model name (models/specs/NAME.json) or a model file")
     p.add_argument("--style", choices=NATIVE_STYLES + HF_STYLES, default="grouped")
-    p.add_argument("--schedule", choices=("regular", "farskip"), default="regular")
+    p.add_argument("--schedule", choices=("regular", "farskip"), action="append",
+                   help="regular (default) or farskip; both (given twice) with --interleave")
     p.add_argument("--phase", choices=("forward", "train"), default="forward")
     p.add_argument("--tokens", type=int, default=2048, help="tokens per rank")
     p.add_argument("--seq", type=int, default=2048, help="sequence length (divides tokens)")
@@ -37,8 +38,12 @@ def parse_args(argv):
     p.add_argument("--trace-iters", type=int, default=0, help="Kineto trace of this many steps (0: none)")
     p.add_argument("--trace-all-ranks", action="store_true")
     p.add_argument("--scale", type=int, default=1, help="divide every width by this (tiny CPU tests)")
+    p.add_argument("--no-traces", action="store_true", help="with --matrix: trace no configuration")
     p.add_argument("--warmup-override", type=int, help="with --matrix: warm-up steps for every config")
     p.add_argument("--iters-override", type=int, help="with --matrix: timed steps for every config")
+    p.add_argument("--interleave", action="store_true",
+                   help="time each regular/farskip pair on one stack, steps alternating (ABBA...), and record "
+                   "the speedup with its bootstrap 95%% interval; the other configurations run alone")
     p.add_argument("--device", choices=("cuda", "cpu"), default="cuda")
     p.add_argument("--specs", help="directory of model files (default: the repository's models/specs)")
     p.add_argument("--out", required=True, help="directory for the records and traces")
@@ -51,15 +56,24 @@ def parse_args(argv):
     return args
 
 
+def units_from(args, ep):
+    """What the run measures: one configuration at a time, or with --interleave a pair at once."""
+    configs = configs_from(args, ep)
+    return interleave(configs) if args.interleave else [(c,) for c in configs]
+
+
 def configs_from(args, ep):
     if args.matrix:
         configs = matrix(args.matrix, ep)
         overrides = {k: v for k, v in (("warmup", args.warmup_override), ("iters", args.iters_override)) if v}
+        if args.no_traces:
+            overrides.update(trace_iters=0, trace_all_ranks=False)
         return [RunConfig(**dict(c.as_dict(), **overrides)) for c in configs]
-    return [RunConfig(model=args.model, style=args.style, schedule=args.schedule, phase=args.phase,
+    return [RunConfig(model=args.model, style=args.style, schedule=schedule, phase=args.phase,
                       tokens=args.tokens, seq=args.seq, layers=args.layers, routing=args.routing, dtype=args.dtype,
                       seed=args.seed, warmup=args.warmup, iters=args.iters, trace_iters=args.trace_iters,
-                      trace_all_ranks=args.trace_all_ranks, scale=args.scale).validate()]
+                      trace_all_ranks=args.trace_all_ranks, scale=args.scale).validate()
+            for schedule in dict.fromkeys(args.schedule or ["regular"])]
 
 
 def write_exclusive(path, record):
@@ -96,6 +110,13 @@ def skipped_record(cfg, ep):
             "config": dict(cfg.as_dict(), ep=ep), "status": "skipped", "error": "deadline reached before it started"}
 
 
+def speedup_text(record):
+    speedup = record.get("timing", {}).get("speedup")
+    if not speedup or record["config"]["schedule"] != "farskip":
+        return ""
+    return f"  speedup {speedup['estimate']:.3f} [{speedup['ci95'][0]:.3f}, {speedup['ci95'][1]:.3f}]"
+
+
 def main(argv=None):
     args = parse_args(sys.argv[1:] if argv is None else argv)
     start = time.monotonic()
@@ -104,21 +125,23 @@ def main(argv=None):
     failed = 0
     rows = []
     try:
-        for cfg in configs_from(args, ctx.world):
+        for unit in units_from(args, ctx.world):
             began = time.monotonic()
             if past_deadline(ctx, start, args.deadline):
-                record = skipped_record(cfg, ctx.world) if ctx.rank == 0 else None
+                records = [skipped_record(cfg, ctx.world) for cfg in unit] if ctx.rank == 0 else None
             else:
-                record = run_config(cfg, ctx, args.out, builder_for(cfg.style), args.specs)
+                records = run_configs(list(unit), ctx, args.out, builder_for(unit[0].style), args.specs)
             if ctx.rank != 0:
                 continue
-            write_exclusive(os.path.join(args.out, record["name"] + ".json"), record)
-            failed += record["status"] == "failed"
-            p50 = record.get("timing", {}).get("step", {}).get("p50")
-            rows.append((record["name"], record["status"], p50, time.monotonic() - began))
-            print(f"{record['name']:<80} {record['status']:<8} "
-                  f"{'' if p50 is None else f'{p50:10.3f} ms'} ({rows[-1][3]:.1f} s)"
-                  + (f"  {record.get('error')}" if record["status"] != "ok" else ""), flush=True)
+            for record in records:
+                write_exclusive(os.path.join(args.out, record["name"] + ".json"), record)
+                failed += record["status"] == "failed"
+                p50 = record.get("timing", {}).get("step", {}).get("p50")
+                rows.append((record["name"], record["status"], p50, time.monotonic() - began))
+                print(f"{record['name']:<80} {record['status']:<8} "
+                      f"{'' if p50 is None else f'{p50:10.3f} ms'} ({rows[-1][3]:.1f} s)"
+                      + (f"  {record.get('error')}" if record["status"] != "ok" else "")
+                      + speedup_text(record), flush=True)
     finally:
         close_context(ctx)
     if ctx.rank == 0:

@@ -112,7 +112,14 @@ class MoeStack(nn.Module):
             for i in range(layers))
 
     def forward(self, x):
-        return self._farskip(x) if self.schedule == "farskip" else self._regular(x)
+        return self.run(x, self.schedule)
+
+    def run(self, x, schedule):
+        """x through the stack under `schedule`, whichever it was built with: one stack, one set of weights,
+        serves both schedules of an interleaved measurement."""
+        if schedule not in SCHEDULES:
+            raise ValueError(f"schedule '{schedule}': expected one of {', '.join(SCHEDULES)}")
+        return self._farskip(x) if schedule == "farskip" else self._regular(x)
 
     def _regular(self, x):
         for layer in self.layers:

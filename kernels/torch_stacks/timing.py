@@ -16,27 +16,42 @@ def summary(values):
     return {"p50": statistics.median(values), "min": min(values), "max": max(values)}
 
 
-def time_steps(step, ctx, warmup, iters):
+def _timed_step(step, ctx):
+    """One step from idle GPUs: (gpu_ms, issue_ms, wall_ms)."""
+    ctx.barrier()
+    start_host = time.perf_counter()
+    if ctx.is_cuda:
+        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        start.record()
+    step()
+    issued = time.perf_counter()
+    if ctx.is_cuda:
+        end.record()
+        end.synchronize()
+    done = time.perf_counter()
+    wall, issue = (done - start_host) * 1e3, (issued - start_host) * 1e3
+    return (start.elapsed_time(end) if ctx.is_cuda else wall), issue, wall
+
+
+def time_steps(steps, ctx, warmup, iters):
+    """Times each step function of `steps` iters times; per step {"gpu_ms", "issue_ms", "wall_ms"}.
+
+    Several steps (a regular/farskip pair on one stack) are interleaved, in the order ABBA ABBA...: every
+    warm-up round runs each step once, timed round i runs them in order, reversed when i is odd. Whatever
+    drifts during the run (clocks, temperature, other work on the host) then falls on both alike, and
+    neither always follows the other.
+    """
     for _ in range(warmup):
-        step()
+        for step in steps:
+            step()
     ctx.synchronize()
-    gpu, issue, wall = [], [], []
-    for _ in range(iters):
-        ctx.barrier()
-        start_host = time.perf_counter()
-        if ctx.is_cuda:
-            start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-            start.record()
-        step()
-        issued = time.perf_counter()
-        if ctx.is_cuda:
-            end.record()
-            end.synchronize()
-        done = time.perf_counter()
-        wall.append((done - start_host) * 1e3)
-        issue.append((issued - start_host) * 1e3)
-        gpu.append(start.elapsed_time(end) if ctx.is_cuda else wall[-1])
-    return {"gpu_ms": gpu, "issue_ms": issue, "wall_ms": wall}
+    out = [{"gpu_ms": [], "issue_ms": [], "wall_ms": []} for _ in steps]
+    for i in range(iters):
+        order = range(len(steps)) if i % 2 == 0 else reversed(range(len(steps)))
+        for k in order:
+            for key, value in zip(("gpu_ms", "issue_ms", "wall_ms"), _timed_step(steps[k], ctx)):
+                out[k][key].append(value)
+    return out
 
 
 def step_summary(per_rank):

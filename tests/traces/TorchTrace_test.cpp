@@ -3,9 +3,11 @@
 
 #include <cstdio>
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <set>
 
 #include "moesim/common/Error.hpp"
+#include "moesim/common/JsonReader.hpp"
 #include "moesim/traces/OpAttribution.hpp"
 #include "moesim/traces/TorchStackRecord.hpp"
 #include "moesim/traces/TraceFile.hpp"
@@ -153,6 +155,24 @@ TEST(TorchStackRecord, ReadsConfigurationTimingAndTraces) {
   EXPECT_NE(r.device.find("H100"), std::string::npos);
   ASSERT_EQ(r.traces.size(), 1u);
   EXPECT_EQ(record_beside_trace(r.traces.front()), kTrain + ".json");
+}
+
+TEST(TorchStackRecord, ReadsAnInterleavedPairsSpeedup) {
+  nlohmann::json doc = parse_json_text(read_trace_text(kTrain + ".json"), "t.json");
+  EXPECT_FALSE(torch_stack_record_from_json(doc, "t.json").speedup.has_value());  // timed alone
+  doc["timing"]["speedup"] = {{"estimate", 1.02}, {"ci95", {1.01, 1.04}}};
+  const auto speedup = torch_stack_record_from_json(doc, "t.json").speedup;
+  ASSERT_TRUE(speedup.has_value());
+  EXPECT_EQ(speedup->estimate, 1.02);
+  EXPECT_EQ(speedup->low, 1.01);
+  EXPECT_EQ(speedup->high, 1.04);
+  doc["timing"]["speedup"]["ci95"] = {1.01};
+  try {
+    torch_stack_record_from_json(doc, "t.json");
+    FAIL() << "a one-number interval was accepted";
+  } catch (const ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("t.json: /timing/speedup/ci95"), std::string::npos) << e.what();
+  }
 }
 
 }  // namespace

@@ -129,13 +129,14 @@ class TorchStackGeneralization : public ::testing::Test {
     return choice;
   }
 
-  // Errors per (style, GPU) over the records no profile learned from, with `choice`.
-  static Buckets errors(const ImplementationChoice& choice) {
+  // Errors per (style, GPU) over the records no profile learned from, with `choice`: the records of pairs
+  // timed as separate configurations, or (`interleaved`) those of the interleaved pairs.
+  static Buckets errors(const ImplementationChoice& choice, bool interleaved = false) {
     TorchStackOptions options;
     options.impl = choice;
     Buckets out;
     for (const TorchStackComparison& c : compare_torch_stacks(*records_, options)) {
-      if (is_training_record(c.record)) continue;
+      if (is_training_record(c.record) || c.record.speedup.has_value() != interleaved) continue;
       Bucket& b = out[{c.record.style, profile_for_device(c.record.device)}];
       for (Errors* e : {&b.all, &b.by_phase[c.record.phase]}) {
         e->time_pct.push_back(c.error_pct());
@@ -173,7 +174,7 @@ double measured_speedup_spread(const std::vector<traces::TorchStackRecord>& reco
   std::map<std::string, std::map<std::string, std::pair<double, double>>>
       by_config;  // key -> folder -> reg, fs
   for (const auto& r : records) {
-    if (profile_for_device(r.device) != gpu) continue;
+    if (profile_for_device(r.device) != gpu || r.speedup) continue;  // pairs timed as separate configurations
     auto& p = by_config[r.config_key()][r.file.substr(0, r.file.rfind('/'))];
     (r.schedule == "regular" ? p.first : p.second) = r.step_ms_p50;
   }
@@ -193,6 +194,69 @@ double measured_speedup_spread(const std::vector<traces::TorchStackRecord>& reco
       "{:.3f}\n",
       gpu, spreads.size(), spreads.empty() ? 0 : sum / static_cast<double>(spreads.size()));
   return spreads.empty() ? 0 : sum / static_cast<double>(spreads.size());
+}
+
+// The interleaved pairs' measurement (data/torch-stacks/2026-11-26-nvidia-h100-x2-interleaved: the same
+// 28 EP 2 pairs measured three times, twice in one device call and once in another): the mean half-width of
+// the pairs' 95% intervals and the mean over configurations of the largest difference between measurements.
+struct Precision {
+  double half_width = 0, spread = 0;
+  int pairs = 0, configurations = 0;
+};
+
+Precision interleaved_precision(const std::vector<traces::TorchStackRecord>& records) {
+  std::map<std::string, std::vector<double>> by_config;
+  Precision p;
+  for (const auto& r : records) {
+    if (!r.speedup || r.schedule != "farskip") continue;
+    by_config[r.device + r.config_key()].push_back(r.speedup->estimate);
+    p.half_width += (r.speedup->high - r.speedup->low) / 2;
+    ++p.pairs;
+  }
+  for (const auto& [key, speedups] : by_config) {
+    if (speedups.size() < 2) continue;
+    p.spread += *std::max_element(speedups.begin(), speedups.end()) -
+                *std::min_element(speedups.begin(), speedups.end());
+    ++p.configurations;
+  }
+  p.half_width /= std::max(p.pairs, 1);
+  p.spread /= std::max(p.configurations, 1);
+  std::cout << fmt::format(
+      "interleaved FarSkip speedups: {} pairs, 95% interval half-width mean {:.3f}; {} configurations "
+      "measured "
+      "more than once, largest |difference| mean {:.3f}\n",
+      p.pairs, p.half_width, p.configurations, p.spread);
+  return p;
+}
+
+TEST_F(TorchStackGeneralization, InterleavedSpeedupsArePreciseAndPredicted) {
+  const Precision precision = interleaved_precision(*records_);
+  ASSERT_EQ(precision.pairs, 84);  // 28 pairs x 3 measurements
+  // What the data shows (0.011 and 0.013; the pairs timed as separate configurations: 0.051 and 0.099 on
+  // the same configurations, measured with 10 steps each in 2 calls): a speedup fixed to about 0.01.
+  EXPECT_LE(precision.half_width, 0.015);
+  EXPECT_LE(precision.spread, 0.02);
+  const Buckets learned = errors(learned_per_gpu(), true);
+  print("learned/interleaved", learned);
+  print("shipped/interleaved", errors(ImplementationChoice{}, true));
+  for (const char* style : {"grouped", "loop"}) {
+    SCOPED_TRACE(style);
+    const Errors& e = learned.at({style, "h100"}).all;
+    ASSERT_EQ(e.speedup.size(), 42u);  // 14 configurations x 3 measurements
+    // The measured speedups lie in 0.975-1.066, so "FarSkip changes nothing" (1.000) is the baseline a
+    // prediction must beat: its error is the speedups' mean distance from 1 (grouped 0.016, loop 0.009).
+    double from_one = 0;
+    int n = 0;
+    for (const auto& r : *records_)
+      if (r.speedup && r.schedule == "farskip" && r.style == style)
+        from_one += std::abs(r.speedup->estimate - 1), ++n;
+    from_one /= n;
+    std::cout << fmt::format("{}: |speedup error| mean {:.3f} learned, {:.3f} predicting 1.000\n", style,
+                             e.mean_speedup(), from_one);
+    EXPECT_LT(e.mean_speedup(), from_one);
+    // The later target, met here (grouped 0.010, loop 0.006) where the measurement is this precise.
+    EXPECT_LE(e.mean_speedup(), 0.02);
+  }
 }
 
 TEST_F(TorchStackGeneralization, LearnedFromOneTracePerStyleAndGpu) {

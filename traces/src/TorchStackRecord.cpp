@@ -120,6 +120,11 @@ TorchStackRecord torch_stack_record_from_json(const nlohmann::json& document, co
   r.step_ms_p50 = step.positive("p50");
   r.step_ms_min = step.positive("min");
   r.step_ms_max = step.positive("max");
+  if (auto speedup = top.object("timing").optional_object("speedup")) {
+    const std::vector<double> ci = speedup->number_array("ci95");
+    if (ci.size() != 2) speedup->fail("ci95", "expected [low, high]");
+    r.speedup = TorchStackRecord::MeasuredSpeedup{speedup->positive("estimate"), ci[0], ci[1]};
+  }
   std::vector<JsonObject> ranks = top.object_array("ranks");
   if (ranks.empty()) top.fail("ranks", "holds no ranks");
   JsonObject& rank0 = ranks.front();

@@ -197,7 +197,10 @@ std::vector<TorchStackComparison> compare_torch_stacks(const std::vector<traces:
   for (TorchStackComparison& c : out) {
     auto it = regular.find(pair_key(c.record));
     if (stack_schedule(c.record).baseline || it == regular.end()) continue;
-    c.measured_speedup = it->second.first / c.record.step_ms_p50;
+    // An interleaved pair states its speedup (median over rounds, robust to the host's speed moving
+    // mid-run); a pair timed as separate configurations has only the ratio of its p50s.
+    c.measured_speedup =
+        c.record.speedup ? c.record.speedup->estimate : it->second.first / c.record.step_ms_p50;
     c.predicted_speedup = it->second.second / c.predicted_ms;
   }
   return out;

@@ -46,7 +46,16 @@ struct TorchStackRecord {
   double issue_ms_p50 = 0;  ///< rank 0's host time to issue a step (untraced), p50
   double gpu_ms_p50 = 0;    ///< rank 0's event-timed GPU time, p50
   std::string device;       ///< GPU name (ranks[0].gpu_before.name)
-  std::string cpu_model;    ///< provenance.host.cpu_model
+  /**
+   * @brief An interleaved pair's FarSkip speedup as measured (timing.speedup: the median over rounds of
+   * regular/farskip step time) and its bootstrap 95% interval; absent for a pair timed as two separate
+   * configurations, whose speedup is the ratio of the records' p50s.
+   */
+  struct MeasuredSpeedup {
+    double estimate = 0, low = 0, high = 0;
+  };
+  std::optional<MeasuredSpeedup> speedup;
+  std::string cpu_model;  ///< provenance.host.cpu_model
   std::string date_utc;
   /** @brief Trace files kept beside the record (resolved next to it), rank 0's first. */
   std::vector<std::string> traces;

@@ -1,0 +1,46 @@
+"""run --interleave end to end on the CPU (gloo, 2 processes, tiny widths): the pair's two records, each
+naming the other, as many timed steps each as asked, the speedup recomputed by records check. Needs torch."""
+import glob
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import unittest
+
+from torch_stacks import records
+from torch_stacks.speedup import median_round_ratio
+
+ITERS = 4
+
+
+class InterleaveTest(unittest.TestCase):
+    def test_pair_on_two_cpu_ranks(self):
+        with tempfile.TemporaryDirectory() as out:
+            args = ["--model", "qwen3-30b-a3b", "--style", "grouped", "--schedule", "regular", "--schedule",
+                    "farskip", "--interleave", "--phase", "train", "--tokens", "64", "--seq", "32", "--scale", "32",
+                    "--dtype", "fp32", "--warmup", "1", "--iters", str(ITERS), "--device", "cpu", "--out", out]
+            port = str(29600 + os.getpid() % 300)
+            run = subprocess.run([sys.executable, "-m", "torch_stacks.launch", "--nproc", "2", "--port", port, "--",
+                                  *args], capture_output=True, text=True, timeout=600)
+            self.assertEqual(run.returncode, 0, run.stdout + run.stderr)
+            found = {}
+            for path in glob.glob(os.path.join(out, "*.json")):
+                with open(path, encoding="utf-8") as f:
+                    r = json.load(f)
+                found[r["config"]["schedule"]] = r
+            self.assertEqual(sorted(found), ["farskip", "regular"])
+            regular, farskip = found["regular"], found["farskip"]
+            self.assertEqual((regular["pair"], farskip["pair"]), (farskip["name"], regular["name"]))
+            for r in (regular, farskip):
+                self.assertEqual(r["status"], "ok")
+                self.assertTrue(r["config"]["interleaved"])
+                self.assertEqual([len(rank["gpu_ms"]) for rank in r["ranks"]], [ITERS, ITERS])
+            steps = [r["timing"]["step"]["per_iteration"] for r in (regular, farskip)]
+            self.assertEqual(farskip["timing"]["speedup"]["estimate"], median_round_ratio(*steps))
+            self.assertEqual(regular["timing"]["speedup"], farskip["timing"]["speedup"])
+            self.assertEqual(records.check([out]), 0)
+
+
+if __name__ == "__main__":
+    unittest.main()
