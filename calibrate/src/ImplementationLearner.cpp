@@ -111,13 +111,19 @@ struct ExpertLoop {
   std::size_t end() const { return begin + period * repeats; }
 };
 
+// A launch whose CPU op the profiler lost (no correlation) can be any launch of a loop's body.
+constexpr int kLostOp = -1;
+bool same_launch(int a, int b) {
+  return a == b || a == kLostOp || b == kLostOp;
+}
+
 // Whether ids[begin, end) are ids[body, body + period) with some left out, in order (autograd's first
 // iteration of a loop assigns the gradients the later ones accumulate into: it lacks their add_).
 bool thinned_copy(const std::vector<int>& ids, std::size_t begin, std::size_t end, std::size_t body,
                   std::size_t period) {
   std::size_t j = body;
   for (std::size_t i = begin; i < end; ++i) {
-    while (j < body + period && ids[j] != ids[i]) ++j;
+    while (j < body + period && !same_launch(ids[j], ids[i])) ++j;
     if (j == body + period) return false;
     ++j;
   }
@@ -126,7 +132,7 @@ bool thinned_copy(const std::vector<int>& ids, std::size_t begin, std::size_t en
 
 bool periodic(const std::vector<int>& ids, std::size_t begin, std::size_t period, std::size_t repeats) {
   for (std::size_t i = begin + period; i < begin + period * repeats; ++i)
-    if (ids[i] != ids[i - period]) return false;
+    if (!same_launch(ids[i], ids[i - period])) return false;
   return true;
 }
 
@@ -138,7 +144,7 @@ bool mostly_body(const std::vector<int>& ids, std::size_t begin, std::size_t end
   const std::set<int> known(ids.begin() + static_cast<long>(body),
                             ids.begin() + static_cast<long>(body + period));
   for (std::size_t i = begin; i < end; ++i)
-    if (known.count(ids[i]) == 0 && --foreign < 0) return false;
+    if (ids[i] != kLostOp && known.count(ids[i]) == 0 && --foreign < 0) return false;
   return true;
 }
 
@@ -146,8 +152,12 @@ std::optional<ExpertLoop> find_expert_loop(const std::vector<TracedItem>& items,
   if (experts < 2) return std::nullopt;
   std::map<std::string, int> id_of;
   std::vector<int> ids;
-  for (const TracedItem& item : items)
-    ids.push_back(id_of.emplace(signature(item), static_cast<int>(id_of.size())).first->second);
+  for (const TracedItem& item : items) {
+    const bool lost = item.kind == TracedItem::Kind::LAUNCH && item.cpu_op.empty() &&
+                      item.gpu.kind != traces::GpuKind::GEMM;
+    ids.push_back(lost ? kLostOp
+                       : id_of.emplace(signature(item), static_cast<int>(id_of.size())).first->second);
+  }
   const std::size_t n = items.size();
   // All `experts` iterations alike, or all but the first or the last, which may be a thinned copy, or (eight
   // experts or more) all but two first or last ones that are mostly the body's launches.

@@ -38,7 +38,11 @@ const std::map<std::string, std::string>& training_folders() {
   return folders;
 }
 
-/** The one trace each style learns from, in a GPU's folder: Qwen3-30B-A3B, 2048 tokens per rank, 2 layers. */
+/**
+ * The one training trace each style learns from, in a GPU's folder: Qwen3-30B-A3B, 2048 tokens per rank, 2
+ * layers, forward + backward. transformers' eager experts were traced in training on later leases of their
+ * own.
+ */
 const std::map<std::string, std::string>& training_traces() {
   static const std::map<std::string, std::string> traces = {
       {"grouped", "/ep4/qwen3-30b-a3b.grouped.ep4.t2048.s2048.l2.train.regular.balanced.rank0.trace.json.gz"},
@@ -46,18 +50,22 @@ const std::map<std::string, std::string>& training_traces() {
       {"hf-grouped_mm",
        "/hf/qwen3-30b-a3b.hf-grouped_mm.ep1.t2048.s2048.l2.train.regular.balanced.rank0.trace.json.gz"},
       {"hf-eager",
-       "/hf/qwen3-30b-a3b.hf-eager.ep1.t2048.s2048.l2.forward.regular.balanced.rank0.trace.json.gz"},
+       "/hf/qwen3-30b-a3b.hf-eager.ep1.t2048.s2048.l2.train.regular.balanced.rank0.trace.json.gz"},
   };
   return traces;
 }
 
-// Whether `record` is one a profile learned from (on either GPU): left out of every comparison.
+std::string training_trace(const std::string& style, const std::string& gpu) {
+  const std::string folder =
+      style == "hf-eager" ? kData + "/2026-11-26-nvidia-" + gpu + "-x2-hftrain" : training_folders().at(gpu);
+  return folder + training_traces().at(style);
+}
+
+// Whether `record` is of the configuration a profile learned from (on any machine): left out of every row.
 bool is_training_record(const traces::TorchStackRecord& record) {
-  const std::string stem = record.file.substr(0, record.file.size() - 5);  // without ".json"
   const std::string& trace = training_traces().at(record.style);
-  for (const auto& [gpu, folder] : training_folders())
-    if ((folder + trace).rfind(stem, 0) == 0) return true;
-  return false;
+  const std::string config = trace.substr(trace.rfind('/') + 1);  // NAME.rank0.trace.json.gz
+  return config.rfind(record.name + ".rank0.", 0) == 0;
 }
 
 struct Errors {
@@ -102,8 +110,8 @@ class TorchStackGeneralization : public ::testing::Test {
       const hw::HwProfile hw = hw::load_profile(gpu);
       for (const auto& [style, trace] : training_traces()) {
         const std::string name = "learned-" + style + "-" + gpu;
-        const auto learned =
-            calibrate::learn_implementation({calibrate::load_traced_stack(folder + trace, {})}, hw, name);
+        const auto learned = calibrate::learn_implementation(
+            {calibrate::load_traced_stack(training_trace(style, gpu), {})}, hw, name);
         const std::string file = testing::TempDir() + "/" + name + ".json";
         std::ofstream(file) << cost::implementation_to_json(learned.profile).dump(1);
         (*learned_)[{style, gpu}] = file;
@@ -274,12 +282,21 @@ TEST_F(TorchStackGeneralization, LearnedFromOneTracePerStyleAndGpu) {
   // Bounds the measurement above shows (see the commit message and the README's table).
   const auto learned = [&](const char* style, const char* gpu) { return with_learned.at({style, gpu}).all; };
   EXPECT_LE(learned("grouped", "h100").median_abs(), 10.0);
-  EXPECT_LE(learned("loop", "h100").median_abs(), 20.0);
+  // The loop style's backward zero-fills and accumulates whole stacked expert weights per expert, learned as
+  // expert_weights steps that scale with each model's experts: training median 6.0% on H100, 5.7% on H200
+  // (17-21% over all phases before; forward stays host-noisy).
+  EXPECT_LE(learned("loop", "h100").median_abs(), 10.0);
+  EXPECT_LE(with_learned.at({"loop", "h100"}).by_phase.at("train").median_abs(), 10.0);
+  EXPECT_LE(with_learned.at({"loop", "h200"}).by_phase.at("train").median_abs(), 10.0);
+  // transformers' eager experts learned from a training trace: training median 17.8% (H100) and 21.7%
+  // (H200), from 51% and 50% when only a forward trace was there to learn from.
+  EXPECT_LE(with_learned.at({"hf-eager", "h100"}).by_phase.at("train").median_abs(), 25.0);
+  EXPECT_LE(with_learned.at({"hf-eager", "h200"}).by_phase.at("train").median_abs(), 25.0);
   EXPECT_LE(learned("grouped", "h100").mean_speedup(), h100_spread);
   EXPECT_LE(learned("loop", "h100").mean_speedup(), h100_spread);
   // H200 (one device call, so no measured spread of its FarSkip speedup to bound it by): the H100 bounds.
   EXPECT_LE(learned("grouped", "h200").median_abs(), 10.0);
-  EXPECT_LE(learned("loop", "h200").median_abs(), 20.0);
+  EXPECT_LE(learned("loop", "h200").median_abs(), 10.0);
   // Cross-GPU transfer: a profile learned on the other GPU's trace still beats the shipped default.
   for (const char* gpu : {"h100", "h200"}) {
     const Buckets transferred = errors(learned_on(gpu));
