@@ -319,8 +319,15 @@ class OpLearner {
     }
     const double duration_s = item.gpu.dur_us * 1e-6;
     double bytes = detail::bytes_for_duration(hw_, duration_s);
-    if (duration_s <= hw_.gpu.kernel_min_s * kLatencyBoundMargin || bytes <= 0)
-      bytes = kNominalBytesPerElement * elements;
+    const bool latency_bound = duration_s <= hw_.gpu.kernel_min_s * kLatencyBoundMargin || bytes <= 0;
+    // A stacked expert weight has hundreds of millions of elements: a kernel launched with it that moves less
+    // than a byte of each (CUTLASS's grouped-GEMM setup, which reads its shape) does not scale with it.
+    if (shape->width == cost::ImplWidth::EXPERT_WEIGHTS && (latency_bound || bytes < elements)) {
+      step.kind = ImplStepKind::FIXED;
+      step.time_ns = item.gpu.dur_us * 1e3;
+      return;
+    }
+    if (latency_bound) bytes = kNominalBytesPerElement * elements;
     step.kind = ImplStepKind::MEMORY;
     step.rows = shape->rows;
     step.width = shape->width;
