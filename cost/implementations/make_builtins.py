@@ -221,6 +221,20 @@ def loop_experts(c):
     return head + body
 
 
+def whole_weight_gradients(c):
+    """Backward of indexing the stacked expert weights per expert (transformers 5.x: gate_up_proj [E, 2F, H],
+    down_proj [E, H, F], `weight[expert]` in the loop): autograd's index backward zero-fills a gradient of the
+    whole stacked weight for every expert, and the weight's accumulated gradient adds it (read both, write one);
+    bf16, per expert_weights element (E F H): gate/up 2 x 2 bytes to fill and 2 x 6 to add, down 2 and 6. The
+    first expert's gradient is assigned, not added, which this counts as an addition too. Host: the backward of
+    one forward op per weight (the indexing), shared by its two kernels."""
+    b, p = round(c.backward_op() / 2, 2), "per_expert"
+    return [mem("fill_gate_up_grad", "none", "expert_weights", 4, b, p),
+            mem("fill_down_grad", "none", "expert_weights", 2, b, p),
+            mem("accumulate_gate_up_grad", "none", "expert_weights", 12, b, p),
+            mem("accumulate_down_grad", "none", "expert_weights", 6, b, p)]
+
+
 def gate(c):
     e = c.op("elementwise")
     return [gemm(c.op("mm")), mem("to_float", "tokens", "experts", 6, e), mem("softmax", "tokens", "experts", 8, e),
@@ -260,6 +274,8 @@ def profile(name, style, c, inputs, description):
     multi_rank_only = "ep>1" if style == "loop" else None
     add("permute", permute(c, multi_rank_only))
     add("routed_experts", grouped_experts(c) if style == "grouped" else loop_experts(c))
+    if style == "loop":
+        ops[-1]["steps"] += whole_weight_gradients(c)
     add("unpermute", unpermute(c, multi_rank_only))
     add("shared_experts", shared_experts(c))
     launch_all_to_all = c.op("mm", views=2)

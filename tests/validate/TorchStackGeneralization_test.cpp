@@ -292,6 +292,11 @@ TEST_F(TorchStackGeneralization, LearnedFromOneTracePerStyleAndGpu) {
   // (H200), from 51% and 50% when only a forward trace was there to learn from.
   EXPECT_LE(with_learned.at({"hf-eager", "h100"}).by_phase.at("train").median_abs(), 25.0);
   EXPECT_LE(with_learned.at({"hf-eager", "h200"}).by_phase.at("train").median_abs(), 25.0);
+  // The shipped eager profile counts those whole-weight kernels from the weights' shapes (no trace): its
+  // training medians are 12.2%/14.5% (loop, H100/H200) and 13.1%/21.1% (transformers' eager), from 29-63%.
+  for (const char* style : {"loop", "hf-eager"})
+    for (const char* gpu : {"h100", "h200"})
+      EXPECT_LE(with_shipped.at({style, gpu}).by_phase.at("train").median_abs(), 25.0) << style << " " << gpu;
   EXPECT_LE(learned("grouped", "h100").mean_speedup(), h100_spread);
   EXPECT_LE(learned("loop", "h100").mean_speedup(), h100_spread);
   // H200 (one device call, so no measured spread of its FarSkip speedup to bound it by): the H100 bounds.
