@@ -77,18 +77,20 @@ TEST(ImplementationLearner, AForwardTraceLeavesBackwardToTheBase) {
   EXPECT_TRUE(p.collective_host_ns.empty());
 }
 
-// transformers 5.17's eager experts index the stacked weights [E, 2F, H] and [E, H, F] per expert, so autograd
-// zero-fills and accumulates a whole-size weight gradient for every expert: a loop in backward whose body moves
-// E * F * H elements (times 2 for gate/up), which only the expert_weights width can explain. Its first two
-// iterations differ from the rest (no accumulation yet; an out-of-place add), which the loop search must allow.
+// transformers 5.17's eager experts index the stacked weights [E, 2F, H] and [E, H, F] per expert, so
+// autograd zero-fills and accumulates a whole-size weight gradient for every expert: a loop in backward whose
+// body moves E * F * H elements (times 2 for gate/up), which only the expert_weights width can explain. Its
+// first two iterations differ from the rest (no accumulation yet; an out-of-place add), which the loop search
+// must allow.
 TEST(ImplementationLearner, TransformersEagerBackwardIsALoopOverWholeWeightGradients) {
-  const std::string trace = std::string(MOESIM_TEST_DATA_DIR) +
-                            "/data/torch-stacks/2026-11-26-nvidia-h100-x2-hftrain/hf/"
-                            "qwen3-30b-a3b.hf-eager.ep1.t2048.s2048.l2.train.regular.balanced.rank0.trace.json.gz";
+  const std::string trace =
+      std::string(MOESIM_TEST_DATA_DIR) +
+      "/data/torch-stacks/2026-11-26-nvidia-h100-x2-hftrain/hf/"
+      "qwen3-30b-a3b.hf-eager.ep1.t2048.s2048.l2.train.regular.balanced.rank0.trace.json.gz";
   const LearnedImplementation learned =
       learn_implementation({load_traced_stack(trace, {})}, hw::load_profile("h100"), "hf-eager");
-  const cost::ImplOpEntry* backward = learned.profile.find(models::LayerOp::ROUTED_EXPERTS,
-                                                           cost::ImplPass::BACKWARD, models::AttentionType::GQA);
+  const cost::ImplOpEntry* backward = learned.profile.find(
+      models::LayerOp::ROUTED_EXPERTS, cost::ImplPass::BACKWARD, models::AttentionType::GQA);
   ASSERT_NE(backward, nullptr);
   int per_expert = 0, whole_weights = 0;
   for (const cost::ImplStep& s : backward->steps) {
