@@ -16,6 +16,7 @@
 #include <iostream>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <tuple>
 
 #include <fmt/format.h>
 
@@ -239,31 +240,39 @@ Precision interleaved_precision(const std::vector<traces::TorchStackRecord>& rec
 
 TEST_F(TorchStackGeneralization, InterleavedSpeedupsArePreciseAndPredicted) {
   const Precision precision = interleaved_precision(*records_);
-  ASSERT_EQ(precision.pairs, 84);  // 28 pairs x 3 measurements
-  // What the data shows (0.011 and 0.013; the pairs timed as separate configurations: 0.051 and 0.099 on
+  ASSERT_EQ(precision.pairs, 140);  // 28 pairs x 4 measurements on H100 (three machines), x 1 on H200
+  // What the data shows (0.012 and 0.016; the pairs timed as separate configurations: 0.051 and 0.099 on
   // the same configurations, measured with 10 steps each in 2 calls): a speedup fixed to about 0.01.
   EXPECT_LE(precision.half_width, 0.015);
   EXPECT_LE(precision.spread, 0.02);
   const Buckets learned = errors(learned_per_gpu(), true);
   print("learned/interleaved", learned);
   print("shipped/interleaved", errors(ImplementationChoice{}, true));
-  for (const char* style : {"grouped", "loop"}) {
-    SCOPED_TRACE(style);
-    const Errors& e = learned.at({style, "h100"}).all;
-    ASSERT_EQ(e.speedup.size(), 42u);  // 14 configurations x 3 measurements
-    // The measured speedups lie in 0.975-1.066, so "FarSkip changes nothing" (1.000) is the baseline a
-    // prediction must beat: its error is the speedups' mean distance from 1 (grouped 0.016, loop 0.009).
-    double from_one = 0;
-    int n = 0;
-    for (const auto& r : *records_)
-      if (r.speedup && r.schedule == "farskip" && r.style == style)
-        from_one += std::abs(r.speedup->estimate - 1), ++n;
-    from_one /= n;
-    std::cout << fmt::format("{}: |speedup error| mean {:.3f} learned, {:.3f} predicting 1.000\n", style,
-                             e.mean_speedup(), from_one);
-    EXPECT_LT(e.mean_speedup(), from_one);
-    // The later target, met here (grouped 0.010, loop 0.006) where the measurement is this precise.
-    EXPECT_LE(e.mean_speedup(), 0.02);
+  for (const auto& [gpu, device, measurements] :
+       {std::tuple<const char*, const char*, std::size_t>{"h100", "H100", 4}, {"h200", "H200", 1}}) {
+    for (const char* style : {"grouped", "loop"}) {
+      SCOPED_TRACE(std::string(style) + " " + gpu);
+      const Errors& e = learned.at({style, gpu}).all;
+      ASSERT_EQ(e.speedup.size(), 14 * measurements);  // 14 configurations per style
+      // The measured speedups lie near 1 (H100 0.975-1.066), so "FarSkip changes nothing" (1.000) is the
+      // baseline a prediction must beat: its error is the speedups' mean distance from 1.
+      double from_one = 0;
+      int n = 0;
+      for (const auto& r : *records_)
+        if (r.speedup && r.schedule == "farskip" && r.style == style &&
+            r.device.find(device) != std::string::npos)
+          from_one += std::abs(r.speedup->estimate - 1), ++n;
+      from_one /= n;
+      std::cout << fmt::format("{} {}: |speedup error| mean {:.3f} learned, {:.3f} predicting 1.000\n", style,
+                               gpu, e.mean_speedup(), from_one);
+      // On H200 the speedups lie closer to 1 and the learned profiles do not beat that baseline (grouped
+      // 0.015 vs 0.012, loop 0.008 vs 0.007): asserted on H100 only.
+      if (measurements > 1) {
+        EXPECT_LT(e.mean_speedup(), from_one);
+      }
+      // The later target, met where the measurement is this precise.
+      EXPECT_LE(e.mean_speedup(), 0.02);
+    }
   }
 }
 
