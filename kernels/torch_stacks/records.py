@@ -83,14 +83,13 @@ def speedup_problems(path, record):
         return [problem]
     if speedup.get("method") != METHOD:
         return [f"timing.speedup.method = {speedup.get('method')!r}: expected {METHOD!r}"]
-    estimate = median_round_ratio(steps["regular"], steps["farskip"])
-    low, high = paired_interval(steps["regular"], steps["farskip"])
+    expected = speedup_summary(steps["regular"], steps["farskip"])
     problems = []
-    if not _close(speedup.get("estimate", float("nan")), estimate):
-        problems.append(f"timing.speedup.estimate = {speedup.get('estimate')}, recomputed {estimate}")
+    if not _close(speedup.get("estimate", float("nan")), expected["estimate"]):
+        problems.append(f"timing.speedup.estimate = {speedup.get('estimate')}, recomputed {expected['estimate']}")
     ci = speedup.get("ci95") or [float("nan")] * 2
-    if not (_close(ci[0], low) and _close(ci[1], high)):
-        problems.append(f"timing.speedup.ci95 = {ci}, recomputed [{low}, {high}]")
+    if not all(_close(a, b) for a, b in zip(ci, expected["ci95"])):
+        problems.append(f"timing.speedup.ci95 = {ci}, recomputed {expected['ci95']}")
     return problems
 
 
@@ -140,6 +139,17 @@ def check(paths):
     return 1 if bad or not files else 0
 
 
+def configuration(config):
+    """What identifies a configuration across schedules: (model, style, ep, tokens, seq, layers, phase, routing)."""
+    return tuple(config[k] for k in ("model", "style", "ep", "tokens", "seq", "layers", "phase", "routing"))
+
+
+def issue_over_gpu(record):
+    """Rank 0's host time to issue a step over its GPU time, both medians (near 1: the host sets the pace)."""
+    rank0 = record["ranks"][0]
+    return statistics.median(rank0["issue_ms"]) / statistics.median(rank0["gpu_ms"])
+
+
 def table(paths):
     """One row per (model, style, ep, tokens, layers, phase): regular and farskip step p50, their ratio, and
     rank 0's host issue time over its GPU time under regular (near 1: the host sets the pace)."""
@@ -149,10 +159,7 @@ def table(paths):
         c = r.get("config", {})
         if r.get("status") != "ok" or c.get("scale", 1) != 1:
             continue
-        key = (c["model"], c["style"], c["ep"], c["tokens"], c["seq"], c["layers"], c["phase"], c["routing"])
-        rank0 = r["ranks"][0]
-        rows.setdefault(key, {})[c["schedule"]] = (
-            r["timing"]["step"]["p50"], statistics.median(rank0["issue_ms"]) / statistics.median(rank0["gpu_ms"]))
+        rows.setdefault(configuration(c), {})[c["schedule"]] = (r["timing"]["step"]["p50"], issue_over_gpu(r))
     print("| model | style | EP | tokens/rank | seq | layers | phase | routing | regular p50 (ms) | farskip p50 (ms) "
           "| farskip / regular | issue / GPU (regular) |")
     print("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
@@ -173,8 +180,7 @@ def _pairs(paths):
         c = r.get("config", {})
         if r.get("status") != "ok" or c.get("scale", 1) != 1 or c.get("ep", 1) < 2:
             continue
-        gpu = r["ranks"][0].get("gpu_before", {}).get("name", "?")
-        key = (c["model"], c["style"], c["ep"], c["tokens"], c["seq"], c["layers"], c["phase"], c["routing"], gpu)
+        key = configuration(c) + (r["ranks"][0].get("gpu_before", {}).get("name", "?"),)
         pairs.setdefault((os.path.dirname(path), key), {})[c["schedule"]] = r
     return {k: v for k, v in pairs.items() if "regular" in v and "farskip" in v}
 
@@ -186,9 +192,8 @@ def _pair_row(schedules):
         speedup, (low, high) = median_round_ratio(reg, far), paired_interval(reg, far)
     else:
         speedup, (low, high) = ratio_of_medians(reg, far), independent_interval(reg, far)
-    rank0 = schedules["regular"]["ranks"][0]
-    issue = statistics.median(rank0["issue_ms"]) / statistics.median(rank0["gpu_ms"])
-    return {"speedup": speedup, "low": low, "high": high, "steps": len(reg), "issue": issue}
+    return {"speedup": speedup, "low": low, "high": high, "steps": len(reg),
+            "issue": issue_over_gpu(schedules["regular"])}
 
 
 def _mean(values):

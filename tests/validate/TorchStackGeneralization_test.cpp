@@ -30,36 +30,38 @@ namespace {
 
 const std::string kData = std::string(MOESIM_TEST_DATA_DIR) + "/data/torch-stacks";
 
-/** The folder each GPU learns from: both ran the same 19 traced configurations. */
-const std::map<std::string, std::string>& training_folders() {
-  static const std::map<std::string, std::string> folders = {
-      {"h100", kData + "/2026-11-26-nvidia-h100-x4"},
-      {"h200", kData + "/2026-11-26-nvidia-h200-x4"},
-  };
-  return folders;
+const std::vector<std::string>& gpus() {
+  static const std::vector<std::string> names = {"h100", "h200"};
+  return names;
 }
 
 /**
- * The one training trace each style learns from, in a GPU's folder: Qwen3-30B-A3B, 2048 tokens per rank, 2
- * layers, forward + backward. transformers' eager experts were traced in training on later leases of their
- * own.
+ * The one training trace each style learns from, per GPU (`{gpu}`): Qwen3-30B-A3B, 2048 tokens per rank, 2
+ * layers, forward + backward; from the x4 calls, which ran the same 19 traced configurations on both GPUs,
+ * and for transformers' eager experts from later leases that traced their training step.
  */
 const std::map<std::string, std::string>& training_traces() {
   static const std::map<std::string, std::string> traces = {
-      {"grouped", "/ep4/qwen3-30b-a3b.grouped.ep4.t2048.s2048.l2.train.regular.balanced.rank0.trace.json.gz"},
-      {"loop", "/ep4/qwen3-30b-a3b.loop.ep4.t2048.s2048.l2.train.regular.balanced.rank0.trace.json.gz"},
+      {"grouped",
+       "/2026-11-26-nvidia-{gpu}-x4/ep4/"
+       "qwen3-30b-a3b.grouped.ep4.t2048.s2048.l2.train.regular.balanced.rank0.trace.json.gz"},
+      {"loop",
+       "/2026-11-26-nvidia-{gpu}-x4/ep4/"
+       "qwen3-30b-a3b.loop.ep4.t2048.s2048.l2.train.regular.balanced.rank0.trace.json.gz"},
       {"hf-grouped_mm",
-       "/hf/qwen3-30b-a3b.hf-grouped_mm.ep1.t2048.s2048.l2.train.regular.balanced.rank0.trace.json.gz"},
+       "/2026-11-26-nvidia-{gpu}-x4/hf/"
+       "qwen3-30b-a3b.hf-grouped_mm.ep1.t2048.s2048.l2.train.regular.balanced.rank0.trace.json.gz"},
       {"hf-eager",
-       "/hf/qwen3-30b-a3b.hf-eager.ep1.t2048.s2048.l2.train.regular.balanced.rank0.trace.json.gz"},
+       "/2026-11-26-nvidia-{gpu}-x2-hftrain/hf/"
+       "qwen3-30b-a3b.hf-eager.ep1.t2048.s2048.l2.train.regular.balanced.rank0.trace.json.gz"},
   };
   return traces;
 }
 
 std::string training_trace(const std::string& style, const std::string& gpu) {
-  const std::string folder =
-      style == "hf-eager" ? kData + "/2026-11-26-nvidia-" + gpu + "-x2-hftrain" : training_folders().at(gpu);
-  return folder + training_traces().at(style);
+  std::string path = training_traces().at(style);
+  path.replace(path.find("{gpu}"), 5, gpu);
+  return kData + path;
 }
 
 // Whether `record` is of the configuration a profile learned from (on any machine): left out of every row.
@@ -107,7 +109,7 @@ class TorchStackGeneralization : public ::testing::Test {
     for (const auto& r : find_torch_stack_records({kData}))
       if (r.status == "ok" && r.scale == 1) records_->push_back(r);
     learned_ = new std::map<std::pair<std::string, std::string>, std::string>();
-    for (const auto& [gpu, folder] : training_folders()) {
+    for (const std::string& gpu : gpus()) {
       const hw::HwProfile hw = hw::load_profile(gpu);
       for (const auto& [style, trace] : training_traces()) {
         const std::string name = "learned-" + style + "-" + gpu;
