@@ -148,8 +148,13 @@ class StepEmitter {
                                          rows > 0 ? std::optional<std::int64_t>(rows) : std::nullopt);
   }
 
+  // Chunks of the EP exchange: one per (source rank, local expert).
+  double host_ns(const ImplStep& s) const {
+    return s.host_ns + s.host_ns_per_chunk * std::max(in_.ep, 1) * local_experts(c_);
+  }
+
   void kernel(const std::string& name, const sim::KernelWork& work, const ImplStep& s, double flops) {
-    pieces_.push_back({name, work, s.host_ns, flops, PieceKind::KERNEL});
+    pieces_.push_back({name, work, host_ns(s), flops, PieceKind::KERNEL});
   }
 
   void gemms(const ImplStep& s, std::int64_t rows) {
@@ -200,7 +205,7 @@ class StepEmitter {
         return;
       }
       case ImplStepKind::SYNC:
-        pieces_.push_back({name(s), {}, s.host_ns, 0, PieceKind::HOST_SYNC});
+        pieces_.push_back({name(s), {}, host_ns(s), 0, PieceKind::HOST_SYNC});
         return;
     }
   }

@@ -116,6 +116,8 @@ ImplStep read_step(JsonObject s, models::LayerOp op) {
   step.when = read_enum_or(s, "when", kConditionNames, ImplCondition::ALWAYS);
   if (auto label = s.optional_string("label")) step.label = *label;
   step.host_ns = bounded(s, "host_us", 0, kMaxMicroseconds, true) * 1e3;
+  if (s.has("host_us_per_chunk"))
+    step.host_ns_per_chunk = bounded(s, "host_us_per_chunk", 0, kMaxMicroseconds, true) * 1e3;
   switch (step.kind) {
     case ImplStepKind::GEMM:
       if (auto gemm = s.optional_string("gemm")) step.gemm = *gemm;
@@ -183,6 +185,7 @@ nlohmann::json step_to_json(const ImplStep& s) {
       break;
   }
   j["host_us"] = s.host_ns * 1e-3;
+  if (s.host_ns_per_chunk > 0) j["host_us_per_chunk"] = s.host_ns_per_chunk * 1e-3;
   return j;
 }
 

@@ -183,6 +183,32 @@ TEST_F(ImplementationKernelsTest, PerExpertStepsRepeatForExpertsWithRows) {
   EXPECT_DOUBLE_EQ(with_exchange.back().work.fixed_ns, 9e3);
 }
 
+// Megatron's sort_chunks_by_idxs splits the received rows into one chunk per (source rank, local expert): its
+// host time grows with EP x local experts, here 2 x 4 = 8 chunks at 2.5 us each beside the 11 us op.
+TEST_F(ImplementationKernelsTest, HostTimePerChunkScalesWithTheExchangesChunks) {
+  auto document = minimal(nlohmann::json::array({{{"op", "routed_experts"},
+                                                  {"pass", "forward"},
+                                                  {"steps",
+                                                   {{{"kind", "memory"},
+                                                     {"rows", "received_rows"},
+                                                     {"width", "hidden"},
+                                                     {"bytes_per_element", 4},
+                                                     {"host_us", 11},
+                                                     {"host_us_per_chunk", 2.5}}}}}}));
+  const ImplementationProfile chunked = implementation_from_json(document, "p.json");
+  EXPECT_DOUBLE_EQ(implementation_from_json(implementation_to_json(chunked), "back.json")
+                       .ops[0]
+                       .steps[0]
+                       .host_ns_per_chunk,
+                   2.5e3);
+  const OpCostInputs two_ranks{hw, model, hw::AttentionImpl::FUSED, &chunked, 2};
+  const auto pieces = op_kernels(two_ranks, LayerOp::ROUTED_EXPERTS, Pass::FORWARD, experts({4, 4, 4, 4}));
+  ASSERT_EQ(pieces.size(), 1u);
+  EXPECT_DOUBLE_EQ(pieces[0].launch_ns, 11e3 + 8 * 2.5e3);
+  document["ops"][0]["steps"][0]["host_us_per_chunk"] = -1;
+  EXPECT_NE(error_of(document).find("/ops/0/steps/0/host_us_per_chunk"), std::string::npos);
+}
+
 TEST_F(ImplementationKernelsTest, OpsWithoutEntryKeepTheFusedInventory) {
   const OpCostInputs in{hw, model, hw::AttentionImpl::FUSED, &profile, 1};
   const OpCostInputs fused{hw, model, hw::AttentionImpl::FUSED, nullptr, 1};

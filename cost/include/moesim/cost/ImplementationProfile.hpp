@@ -96,6 +96,12 @@ struct ImplStep {
   double time_ns = 0;
   /** @brief Host time the stack spends before this step: dispatch, Python, the launch itself (ns). */
   double host_ns = 0;
+  /**
+   * @brief Host time added per chunk of the EP exchange (ns): chunks are the EP degree times the local
+   * experts, one per (source rank, local expert), as a step that splits the received rows into them and
+   * concatenates them in another order (Megatron's sort_chunks_by_idxs) spends per view and list item.
+   */
+  double host_ns_per_chunk = 0;
 };
 
 /** @brief The steps of one op in one pass, for models of one attention type (or any). */
