@@ -15,13 +15,35 @@ of such a stack:
   - host: each eager op costs the framework's dispatch, measured by kernels/tools/torch_dispatch_bench.py
     (DISPATCH, per op class), plus a CUDA launch (launch_bench's launch_host, LAUNCH); a device -> host copy
     waits for the GPU and then costs the round trip launch_bench measures beyond a launch (launch_roundtrip −
-    launch_host − launch_device).
+    launch_host − launch_device);
+  - host work beside launches, from kernels/tools/torch_host_costs.py on a GPU host (HOST_COSTS, the mean over the
+    runs of every file given): Megatron's sort_chunks_by_idxs costs per chunk of the EP exchange (split views,
+    list items, cat inputs: the slope between 8 and 128 chunks, forward and backward), and launching an all-to-all
+    costs all_to_all_single with split lists plus the autograd Function around it. (The same tool finds a GEMM's
+    and attention's host cost at a layer's sizes within the spread of other ops', so they cost as the layer cases.)
 
-    python3 cost/implementations/make_builtins.py DISPATCH.json LAUNCH.json OUT_DIR
+    python3 cost/implementations/make_builtins.py DISPATCH.json LAUNCH.json HOST_COSTS.json... OUT_DIR
 """
 import json
 import os
 import sys
+
+
+def exchange_costs(host_cost_files):
+    """Host microseconds per chunk of sort_chunks (forward, backward) and of launching one all-to-all: the mean over
+    the runs of torch_host_costs (each a process count: concurrent ranks did not move them) of the mean over ranks
+    of each one's minimum over repeats."""
+    runs = [r["mean_over_ranks"] for f in host_cost_files for r in json.load(open(f))["runs"]]
+
+    def mean(key):
+        values = [r[key]["min"] for r in runs if key in r]
+        return sum(values) / len(values)
+
+    chunks = 128 - 8
+    return {k: round(v, 2) for k, v in {
+        "chunk_forward": (mean("sort_chunks_128_forward_per_op") - mean("sort_chunks_8_forward_per_op")) / chunks,
+        "chunk_backward": (mean("sort_chunks_128_backward_per_op") - mean("sort_chunks_8_backward_per_op")) / chunks,
+        "all_to_all": mean("all_to_all") + mean("autograd_function_forward_per_op")}.items()}
 
 
 def load_inputs(dispatch_file, launch_file):
@@ -42,7 +64,8 @@ class Costs:
     (the round trip beyond a launch). Ops of every class cost alike: the layer cases differ by less than the
     bench's own spread."""
 
-    def __init__(self, host, launch):
+    def __init__(self, host, launch, exchange):
+        self.exchange = exchange
         self.launch = launch["launch_host"]
         self.host = host
         self.forward = sum(host[f"layer_{c}_forward_per_op"] for c in LAYER_CASES) / len(LAYER_CASES)
@@ -99,6 +122,8 @@ def backward_of(steps, c):
     for s in reversed(steps):
         if s["kind"] == "memory" and not s.get("no_grad"):
             b = dict(s, bytes_per_element=2 * s["bytes_per_element"], host_us=c.backward_op())
+            if "host_us_per_chunk" in s:
+                b["host_us_per_chunk"] = c.exchange["chunk_backward"]
             out.append({k: v for k, v in b.items() if k != "no_grad"})
         elif s["kind"] == "gemm":
             name = s["gemm"]
@@ -196,11 +221,13 @@ def grouped_experts(c):
     w = "ep>1"
     scan = c.op("reduction")
     return [no_grad(fixed("counts_to_device", 0, c.op("elementwise"), when=w)), no_grad(sync(c.notice, when=w)),
-            mem("sort_chunks", "received_rows", "hidden", 4, c.op("cat"), when=w),
+            dict(mem("sort_chunks", "received_rows", "hidden", 4, c.op("cat"), when=w),
+                 host_us_per_chunk=c.exchange["chunk_forward"]),
             no_grad(fixed("offsets", 0, scan)), no_grad(fixed("offsets_scan", 0, c.launch)),
             no_grad(fixed("prepare_grouped_gemm", 0, c.launch)), gemm(c.op("mm"), "fc1")] + swiglu_activation(
         c, "received_rows", "expert_ffn") + [no_grad(fixed("prepare_grouped_gemm", 0, c.launch)), gemm(c.op("mm"), "fc2"),
-                                            mem("unsort_chunks", "received_rows", "hidden", 4, c.op("cat"), when=w)]
+                                            dict(mem("unsort_chunks", "received_rows", "hidden", 4, c.op("cat"), when=w),
+                                                 host_us_per_chunk=c.exchange["chunk_forward"])]
 
 
 def loop_experts(c):
@@ -278,7 +305,7 @@ def profile(name, style, c, inputs, description):
         ops[-1]["steps"] += whole_weight_gradients(c)
     add("unpermute", unpermute(c, multi_rank_only))
     add("shared_experts", shared_experts(c))
-    launch_all_to_all = c.op("mm", views=2)
+    launch_all_to_all = c.exchange["all_to_all"]
     return {
         "schema_version": 1, "kind": "moesim-implementation-profile", "name": name,
         "provenance": {"source": "built-in", "description": description, "hw_profile": "h100",
@@ -290,21 +317,25 @@ def profile(name, style, c, inputs, description):
 
 
 def main():
-    if len(sys.argv) != 4:
+    if len(sys.argv) < 5:
         sys.exit(__doc__)
     dispatch, launch, host, launch_results = load_inputs(sys.argv[1], sys.argv[2])
-    c = Costs(host, launch_results)
+    host_cost_files, out_dir = sys.argv[3:-1], sys.argv[-1]
+    c = Costs(host, launch_results, exchange_costs(host_cost_files))
     inputs = {"cpu_model": dispatch["cpu_model"], "date": dispatch["date_utc"][:10]}
     sources = (f"host: {os.path.basename(sys.argv[1])} (torch_dispatch_bench, torch {dispatch['torch']}, "
                f"{dispatch['cpu_model']}) + launch_bench launch_host {c.launch:.2f} us, round trip beyond a launch "
-               f"{c.notice:.2f} us ({launch['gpus'][0]['name']}); bytes from dtypes; GEMM and attention at the "
+               f"{c.notice:.2f} us ({launch['gpus'][0]['name']}); "
+               f"{', '.join(os.path.basename(f) for f in host_cost_files)} (torch_host_costs): sort_chunks "
+               f"{c.exchange['chunk_forward']:.2f}/{c.exchange['chunk_backward']:.2f} us per chunk forward/backward, "
+               f"all-to-all launch {c.exchange['all_to_all']:.2f} us; bytes from dtypes; GEMM and attention at the "
                f"hardware profile's rates; written by cost/implementations/make_builtins.py")
     for name, style, what in (("eager", "loop", "eager PyTorch MoE layers, routed experts as a loop over the experts "
                                "hit (transformers' eager experts)"),
                               ("grouped", "grouped", "eager PyTorch MoE layers, routed experts as permute -> "
                                "grouped GEMM -> unpermute (Megatron GroupedMLP, transformers' grouped_mm)")):
         p = profile(name, style, c, inputs, what + "; " + sources)
-        with open(os.path.join(sys.argv[3], name + ".json"), "w") as f:
+        with open(os.path.join(out_dir, name + ".json"), "w") as f:
             json.dump(p, f, indent=1)
             f.write("\n")
 

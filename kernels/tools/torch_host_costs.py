@@ -1,8 +1,13 @@
 #!/usr/bin/env python3
-"""Host cost of eager PyTorch ops while N ranks of one node issue at once, one process per GPU, as an expert-parallel
-stack runs: torch_dispatch_bench's layer cases (per kernel-launching op, forward and the backward autograd runs for
-it) at a real layer's sizes, issue time only, in N = 1, 2, 4... concurrent processes started together at a barrier
-before each case; plus what MoE stacks do beside kernel launches:
+"""Host cost of eager PyTorch ops at a real layer's sizes while N ranks of one node issue at once, one process per
+GPU, as an expert-parallel stack runs: torch_dispatch_bench's layer cases (per kernel-launching op, forward and the
+backward autograd runs for it), issue time only, in N = 1, 2, 4... concurrent processes started together at a
+barrier before each case; the ops whose host work grows with their shape (a GEMM's library heuristics, attention's
+backend selection and workspace):
+  - linear: F.linear of [rows, width] by [width, width]; its backward runs dgrad and wgrad;
+  - grouped_mm (where torch has it): torch._grouped_mm of [rows, width] over 8 experts of [width, width / 4];
+  - sdpa: causal scaled_dot_product_attention of [1, width / 128, rows, 128] (16 heads of 128 at width 2048);
+and what MoE stacks do beside kernel launches:
   - sort_chunks: Megatron's sort_chunks_by_idxs (x.split(sizes), then torch.cat of the chunks in another order), at
     8 and 128 chunks, forward and backward; the cost per chunk is the slope between the two;
   - autograd_function: applying a Python torch.autograd.Function that returns a view (forward and backward), as
@@ -10,10 +15,11 @@ before each case; plus what MoE stacks do beside kernel launches:
   - all_to_all (N > 1): dist.all_to_all_single(async_op=True) with split lists of an even 2048 x 2048 bf16
     exchange, then work.wait() (a stream wait): the host time of launching one, issue only.
 
-    python3 kernels/tools/torch_host_contention.py --processes 1,2,4 --out host-contention.json
+    python3 kernels/tools/torch_host_costs.py --processes 1,2,4 --out host-costs.json
 
 Every process uses its own GPU (cuda:rank), one intra-op thread, and reports the minimum and median over repeats;
-the record keeps each rank's figures and, per N, their mean.
+the record keeps each rank's figures and, per N, their mean. Backward figures are what `.backward()` adds to the
+forward, the autograd engine's start of about 75 us per call included (`autograd_function` measures it alone).
 """
 import argparse
 import json
@@ -39,6 +45,22 @@ class _ViewFunction(torch.autograd.Function):
     @staticmethod
     def backward(ctx, grad):
         return grad
+
+
+def sized_op_cases(device, rows, width, dtype):
+    """name -> (a call issuing the op at a layer's shape, 1 op)."""
+    x = torch.randn(rows, width, device=device, dtype=dtype, requires_grad=True)
+    weight = torch.randn(width, width, device=device, dtype=dtype, requires_grad=True)
+    out = {"linear": (lambda: torch.nn.functional.linear(x, weight), 1)}
+    if hasattr(torch, "_grouped_mm") and device.type == "cuda":
+        experts = torch.randn(8, width, width // 4, device=device, dtype=dtype, requires_grad=True)
+        offsets = torch.arange(1, 9, device=device, dtype=torch.int32) * (rows // 8)
+        out["grouped_mm"] = (lambda: torch._grouped_mm(x, experts, offs=offsets), 1)
+    if hasattr(torch.nn.functional, "scaled_dot_product_attention"):  # torch >= 2.0
+        heads = max(1, width // 128)
+        q, k, v = (torch.randn(1, heads, rows, 128, device=device, dtype=dtype, requires_grad=True) for _ in range(3))
+        out["sdpa"] = (lambda: torch.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=True), 1)
+    return out
 
 
 def sort_chunks(x, count):
@@ -86,6 +108,8 @@ def measure(rank, world, args, barrier, queue):
 
     for name, (fn, ops) in layer_cases(device, args.rows, args.width, dtype).items():
         run("layer_" + name, fn, ops)
+    for name, (fn, ops) in sized_op_cases(device, args.rows, args.width, dtype).items():
+        run(name, fn, ops)
     x = torch.randn(args.rows, args.width, device=device, dtype=dtype, requires_grad=True)
     for count in CHUNK_COUNTS:
         run(f"sort_chunks_{count}", lambda count=count: sort_chunks(x, count), 1)
@@ -150,7 +174,7 @@ def main():
         runs.append({"processes": world, "ranks": ranks, "mean_over_ranks": summary(ranks)})
         for key, value in runs[-1]["mean_over_ranks"].items():
             print(f"N={world} {key:34s} {value['p50']:8.2f} us (min {value['min']:.2f})", flush=True)
-    record = {"schema_version": 1, "tool": "moesim-torch-host-contention", "unit": "us_per_op",
+    record = {"schema_version": 1, "tool": "moesim-torch-host-costs", "unit": "us_per_op",
               "date_utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "cpu_model": cpu_model(),
               "cpus": os.cpu_count(), "device": args.device,
               "gpu": torch.cuda.get_device_name(0) if args.device == "cuda" else None, "torch": torch.__version__,
