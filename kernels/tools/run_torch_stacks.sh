@@ -2,7 +2,7 @@
 # Times (and traces a chosen few of) the PyTorch reference stacks of kernels/torch_stacks on a GPU node,
 # one JSON record per configuration, packed for the way back.
 #
-#   kernels/tools/run_torch_stacks.sh OUT_DIR PLAN        PLAN: x4 | x2 | x2i
+#   kernels/tools/run_torch_stacks.sh OUT_DIR PLAN        PLAN: x4 | x2 | x2i | x4i
 #
 #   x4  (4 GPUs)  phase A: matrix `device` at EP 4 on all four GPUs; then phase B, three groups at once on
 #       separate GPUs: `device` at EP 2 (GPUs 0,1), `device` at EP 1 (GPU 2), `device-hf` (GPU 3).
@@ -14,16 +14,20 @@
 #       TS_WARMUP warm-up rounds (default 3); traces in rep1 only. Never two groups at once: host-bound
 #       stacks share the host's CPUs, and a second group's host threads would move their step times (in
 #       the x4 plan's phase B the same EP 2 pairs' speedups moved by 0.099 on average against the x2 plan's).
+#   x4i (4 GPUs)  as x2i, the FarSkip pairs of `device` at EP 4 on GPUs 0-3 into ep4-rep1/, ep4-rep2/, ...;
+#       then one EP 2 repeat on GPUs 0,1 into ep2-rep1/ (no traces), a bridge to the x2i folders measured on
+#       machines of the same kind. One group at a time, as in x2i.
 #
-# Each phase (x2i: each repeat) starts no configuration after TS_DEADLINE_A / TS_DEADLINE_B seconds (default 170 / 180; the
-# rest are recorded as skipped) and is killed after 50 s more. Writes OUT_DIR/PLAN-records.tar.gz (records,
+# Each phase (x2i, x4i: each EP 4 or EP 2 repeat) starts no configuration after TS_DEADLINE_A seconds (x4i's
+# EP 2 bridge: TS_DEADLINE_B; defaults 170 / 180; the rest are recorded as skipped) and is killed after 50 s
+# more. Writes OUT_DIR/PLAN-records.tar.gz (records,
 # logs, system.txt) and OUT_DIR/PLAN-traces-GROUP.tar (gzip'd Kineto traces), each kept under 15 MiB by
 # leaving out the largest traces (named in dropped-traces.txt). MOESIM_GIT_SHA names the commit measured.
 # TS_DEVICE=cpu runs the same command on the CPU, matrix `device` replaced by `cpu-smoke`
 # (a smoke test of the script before device time; CUDA_VISIBLE_DEVICES is then ignored).
 set -u
-if [ $# -ne 2 ] || { [ "$2" != x4 ] && [ "$2" != x2 ] && [ "$2" != x2i ]; }; then
-  echo "usage: $0 OUT_DIR x4|x2|x2i" >&2
+if [ $# -ne 2 ] || ! [[ "$2" =~ ^(x4|x2|x2i|x4i)$ ]]; then
+  echo "usage: $0 OUT_DIR x4|x2|x2i|x4i" >&2
   exit 2
 fi
 out_dir=$1 plan=$2
@@ -60,6 +64,15 @@ group() {
   echo "=== $name exit $? at $((SECONDS - start)) s" >> "$work/summary.txt"
 }
 
+# interleaved NAME GPUS NPROC DEADLINE PORT REP: one repeat of the FarSkip pairs of `device`, interleaved;
+# traces in the first repeat only.
+interleaved() {
+  local traces=()
+  [ "$6" -gt 1 ] && traces=(--no-traces)
+  group "$1" "$2" "$3" device "$4" "$5" --interleave --iters-override "${TS_ITERS:-40}" \
+    --warmup-override "${TS_WARMUP:-3}" "${traces[@]}"
+}
+
 pack() {
   for dir in "$work"/*/; do
     local name
@@ -84,11 +97,13 @@ if [ "$plan" = x4 ]; then
   group hf 3 1 device-hf "$deadline_b" 0 &
 elif [ "$plan" = x2i ]; then
   for rep in $(seq 1 "${TS_REPEATS:-2}"); do
-    traces=()
-    [ "$rep" -gt 1 ] && traces=(--no-traces)
-    group "rep$rep" 0,1 2 device "$deadline_a" $((29550 + rep)) --interleave \
-      --iters-override "${TS_ITERS:-40}" --warmup-override "${TS_WARMUP:-3}" "${traces[@]}"
+    interleaved "rep$rep" 0,1 2 "$deadline_a" $((29550 + rep)) "$rep"
   done
+elif [ "$plan" = x4i ]; then
+  for rep in $(seq 1 "${TS_REPEATS:-2}"); do
+    interleaved "ep4-rep$rep" 0,1,2,3 4 "$deadline_a" $((29560 + rep)) "$rep"
+  done
+  interleaved ep2-rep1 0,1 2 "$deadline_b" 29570 2
 else
   group ep2 0,1 2 device "$deadline_a" 29542
   group ep1 0 1 device "$deadline_b" 0 &
