@@ -33,6 +33,8 @@ fi
 out_dir=$1 plan=$2
 here=$(cd "$(dirname "$0")/.." && pwd)  # kernels/
 work=${TS_WORK_DIR:-/tmp/torch-stacks}/$plan
+# A warm machine keeps /tmp between calls: start empty, or the last call's records would be packed again.
+rm -rf "$work"
 mkdir -p "$work" "$out_dir"
 export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1 PYTHONUNBUFFERED=1
 export PYTHONPATH="$here${PYTHONPATH:+:$PYTHONPATH}"
