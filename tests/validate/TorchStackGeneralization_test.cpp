@@ -7,7 +7,9 @@
 // errors are bounded per style, they beat the shipped defaults, and the FarSkip speedup is predicted within
 // the spread the same configuration shows between device calls, which the H100 data folders measure (the x4
 // and x2 machines ran the same EP 2 and EP 1 configurations). It also prints how a profile learned on one GPU
-// predicts the other's records: better than the shipped default, which is all it asserts of it.
+// predicts the other's records: better than the shipped default, which is all it asserts of it. The FarSkip
+// pairs measured interleaved (H100 EP 2, H200 EP 2 and EP 4) fix a speedup to about 0.01: against them the
+// learned profiles' speedup error is asserted within 0.02 and below that of predicting 1.000, per EP.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -285,7 +287,7 @@ TEST_F(TorchStackGeneralization, InterleavedSpeedupsArePreciseAndPredicted) {
   // x4i plan's EP 2 bridge: 28 + 26 + 16, two calls cut short by their deadline).
   const Precision ep2 = interleaved_precision(*records_, 2);
   ASSERT_EQ(ep2.pairs, 210);
-  // What the data shows (0.011 and 0.014; the pairs timed as separate configurations: 0.051 and 0.099 on
+  // What the data shows (0.012 and 0.015; the pairs timed as separate configurations: 0.051 and 0.099 on
   // the same configurations, measured with 10 steps each in 2 calls): a speedup fixed to about 0.01.
   EXPECT_LE(ep2.half_width, 0.015);
   EXPECT_LE(ep2.spread, 0.02);
@@ -297,8 +299,9 @@ TEST_F(TorchStackGeneralization, InterleavedSpeedupsArePreciseAndPredicted) {
   print("learned/interleaved", errors(learned_per_gpu(), true));
   print("shipped/interleaved", errors(ImplementationChoice{}, true));
   const InterleavedRows learned = interleaved_rows(learned_per_gpu());
-  // EP 2: the interleaved pairs per style (14 configurations each): H100 x4 measurements; H200 14 on the x2
-  // machine and 14 + 12 + 8 (grouped) or 14 + 14 + 8 (loop) on the x4 machines.
+  // The interleaved pairs per style (14 configurations each): H100 EP 2, 4 measurements; H200 EP 2, 14 on
+  // the x2 machine and 14 + 12 + 8 (grouped) or 14 + 14 + 8 (loop) on the x4 machines; H200 EP 4, 4
+  // measurements (the training configuration's 4 pairs left out).
   const std::map<std::tuple<std::string, std::string, int>, int> expected_pairs = {
       {{"grouped", "h100", 2}, 56}, {{"loop", "h100", 2}, 56},    {{"grouped", "h200", 2}, 48},
       {{"loop", "h200", 2}, 50},    {{"grouped", "h200", 4}, 56}, {{"loop", "h200", 4}, 56}};
