@@ -187,7 +187,7 @@ class TorchStackGeneralization : public ::testing::Test {
 
   // Per (style, GPU, EP), the interleaved pairs with `choice`, printed; a pair whose regular record is the
   // configuration a profile learned from is left out (counted in left_out).
-  static InterleavedRows interleaved_rows(const ImplementationChoice& choice) {
+  static InterleavedRows interleaved_rows(const std::string& what, const ImplementationChoice& choice) {
     TorchStackOptions options;
     options.impl = choice;
     InterleavedRows rows;
@@ -208,9 +208,9 @@ class TorchStackGeneralization : public ::testing::Test {
     }
     for (const auto& [key, row] : rows)
       std::cout << fmt::format(
-          "interleaved {:<8} {} EP {}: {:>2} pairs ({} left out), measured 95% half-width mean {:.3f}; "
+          "{}/interleaved {:<8} {} EP {}: {:>2} pairs ({} left out), measured 95% half-width mean {:.3f}; "
           "|speedup error| mean {:.3f} predicted, {:.3f} predicting 1.000\n",
-          std::get<0>(key), std::get<1>(key), std::get<2>(key), row.pairs, row.left_out,
+          what, std::get<0>(key), std::get<1>(key), std::get<2>(key), row.pairs, row.left_out,
           row.mean(row.half_width), row.learned_error(), row.from_one_error());
     return rows;
   }
@@ -298,7 +298,8 @@ TEST_F(TorchStackGeneralization, InterleavedSpeedupsArePreciseAndPredicted) {
   EXPECT_LE(ep4.spread, 0.02);       // 0.013
   print("learned/interleaved", errors(learned_per_gpu(), true));
   print("shipped/interleaved", errors(ImplementationChoice{}, true));
-  const InterleavedRows learned = interleaved_rows(learned_per_gpu());
+  interleaved_rows("shipped", ImplementationChoice{});
+  const InterleavedRows learned = interleaved_rows("learned", learned_per_gpu());
   // The interleaved pairs per style (14 configurations each): H100 EP 2, 4 measurements; H200 EP 2, 14 on
   // the x2 machine and 14 + 12 + 8 (grouped) or 14 + 14 + 8 (loop) on the x4 machines; H200 EP 4, 4
   // measurements (the training configuration's 4 pairs left out).
