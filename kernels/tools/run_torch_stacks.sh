@@ -14,9 +14,12 @@
 #       TS_WARMUP warm-up rounds (default 3); traces in rep1 only. Never two groups at once: host-bound
 #       stacks share the host's CPUs, and a second group's host threads would move their step times (in
 #       the x4 plan's phase B the same EP 2 pairs' speedups moved by 0.099 on average against the x2 plan's).
-#   x4i (4 GPUs)  as x2i, the FarSkip pairs of `device` at EP 4 on GPUs 0-3 into ep4-rep1/, ep4-rep2/, ...;
-#       then one EP 2 repeat on GPUs 0,1 into ep2-rep1/ (no traces), a bridge to the x2i folders measured on
-#       machines of the same kind. One group at a time, as in x2i.
+#   x4i (4 GPUs)  as x2i, the FarSkip pairs of `device` at EP 4 on GPUs 0-3 into ep4-rep1/, ep4-rep2/, ...
+#       (TS_REPEATS, default 1 here); then one EP 2 repeat on GPUs 0,1 into ep2-rep1/ (no traces), a bridge to
+#       the x2i folders measured on machines of the same kind. One group at a time, as in x2i. On 4x H200 a
+#       full EP 4 repeat took 115-135 s and the EP 2 one 142 s: the default deadlines fit a 600 s call with
+#       one repeat (at most 170 + 50 + 180 + 50 s); two repeats fit with TS_DEADLINE_A=160 TS_DEADLINE_B=130
+#       (384 s, the last two EP 2 pairs skipped).
 #
 # Each phase (x2i, x4i: each EP 4 or EP 2 repeat) starts no configuration after TS_DEADLINE_A seconds (x4i's
 # EP 2 bridge: TS_DEADLINE_B; defaults 170 / 180; the rest are recorded as skipped) and is killed after 50 s
@@ -102,7 +105,7 @@ elif [ "$plan" = x2i ]; then
     interleaved "rep$rep" 0,1 2 "$deadline_a" $((29550 + rep)) "$rep"
   done
 elif [ "$plan" = x4i ]; then
-  for rep in $(seq 1 "${TS_REPEATS:-2}"); do
+  for rep in $(seq 1 "${TS_REPEATS:-1}"); do
     interleaved "ep4-rep$rep" 0,1,2,3 4 "$deadline_a" $((29560 + rep)) "$rep"
   done
   interleaved ep2-rep1 0,1 2 "$deadline_b" 29570 2
