@@ -33,16 +33,21 @@ def exchange_costs(host_cost_files):
     """Host microseconds per chunk of sort_chunks (forward, backward) and of launching one all-to-all: the mean over
     the runs of torch_host_costs (each a process count: concurrent ranks did not move them) of the mean over ranks
     of each one's minimum over repeats."""
-    runs = [r["mean_over_ranks"] for f in host_cost_files for r in json.load(open(f))["runs"]]
+    records = [json.load(open(f)) for f in host_cost_files]
+    few, many = records[0]["chunk_counts"]
+    if any(r["chunk_counts"] != [few, many] for r in records):
+        sys.exit(f"{', '.join(host_cost_files)}: measured at different chunk counts")
+    runs = [run["mean_over_ranks"] for r in records for run in r["runs"]]
 
     def mean(key):
         values = [r[key]["min"] for r in runs if key in r]
         return sum(values) / len(values)
 
-    chunks = 128 - 8
+    def per_chunk(pass_):
+        return (mean(f"sort_chunks_{many}_{pass_}_per_op") - mean(f"sort_chunks_{few}_{pass_}_per_op")) / (many - few)
+
     return {k: round(v, 2) for k, v in {
-        "chunk_forward": (mean("sort_chunks_128_forward_per_op") - mean("sort_chunks_8_forward_per_op")) / chunks,
-        "chunk_backward": (mean("sort_chunks_128_backward_per_op") - mean("sort_chunks_8_backward_per_op")) / chunks,
+        "chunk_forward": per_chunk("forward"), "chunk_backward": per_chunk("backward"),
         "all_to_all": mean("all_to_all") + mean("autograd_function_forward_per_op")}.items()}
 
 
