@@ -21,22 +21,37 @@ of such a stack:
     list items, cat inputs: the slope between 8 and 128 chunks, forward and backward), and launching an all-to-all
     costs all_to_all_single with split lists plus the autograd Function around it. (The same tool finds a GEMM's
     and attention's host cost at a layer's sizes within the spread of other ops', so they cost as the layer cases.)
+  - the step's context, from kernels/tools/torch_step_context.py on a GPU host (STEP_CONTEXT, CUDA runs): the
+    microbenchmarks above time a few ops in a loop, while a step issues hundreds of different ops before it
+    repeats one, so every op costs the host more; all of the host costs above but the GPU's round trip are
+    multiplied by the measured ratio of an op's cost in a chain of all distinct ops to its cost in a cycle of 8
+    (forward, and backward for what autograd runs).
 
-    python3 cost/implementations/make_builtins.py DISPATCH.json LAUNCH.json HOST_COSTS.json... OUT_DIR
+    python3 cost/implementations/make_builtins.py DISPATCH.json LAUNCH.json MEASUREMENTS.json... OUT_DIR
+
+MEASUREMENTS are torch_host_costs and torch_step_context records, told apart by their `tool` key.
 """
 import json
 import os
 import sys
 
 
-def exchange_costs(host_cost_files):
+def step_context(records):
+    """Host cost of an op inside a step over its cost in a warm microbenchmark loop (forward, backward): the mean over
+    the CUDA runs of torch_step_context of their ratios (chain of all distinct ops / cycle of 8)."""
+    runs = [r for r in records if r["device"] == "cuda"]
+    if not runs:
+        sys.exit("make_builtins: no CUDA run of torch_step_context among the measurements")
+    return {p: round(sum(r["distinct_over_cycle_8"][p] for r in runs) / len(runs), 3) for p in ("forward", "backward")}
+
+
+def exchange_costs(records):
     """Host microseconds per chunk of sort_chunks (forward, backward) and of launching one all-to-all: the mean over
     the runs of torch_host_costs (each a process count: concurrent ranks did not move them) of the mean over ranks
     of each one's minimum over repeats."""
-    records = [json.load(open(f)) for f in host_cost_files]
     few, many = records[0]["chunk_counts"]
     if any(r["chunk_counts"] != [few, many] for r in records):
-        sys.exit(f"{', '.join(host_cost_files)}: measured at different chunk counts")
+        sys.exit("make_builtins: torch_host_costs records measured at different chunk counts")
     runs = [run["mean_over_ranks"] for r in records for run in r["runs"]]
 
     def mean(key):
@@ -65,24 +80,32 @@ LAYER_CASES = ("rmsnorm", "swiglu", "rope")
 
 class Costs:
     """Host microseconds of one eager kernel op in forward and of the backward autograd runs for it (the mean of
-    torch_dispatch_bench's layer cases, each plus a CUDA launch), and of the wait that ends a device -> host copy
-    (the round trip beyond a launch). Ops of every class cost alike: the layer cases differ by less than the
-    bench's own spread."""
+    torch_dispatch_bench's layer cases, each plus a CUDA launch), of a launch alone, of a device -> host copy's
+    host side, and of the exchange's host work, all in a step's context; and of the wait that ends a device -> host
+    copy (the round trip beyond a launch, the GPU's: not scaled). Ops of every class cost alike: the layer cases
+    differ by less than the bench's own spread."""
 
-    def __init__(self, host, launch, exchange):
-        self.exchange = exchange
-        self.launch = launch["launch_host"]
-        self.host = host
-        self.forward = sum(host[f"layer_{c}_forward_per_op"] for c in LAYER_CASES) / len(LAYER_CASES)
-        self.backward = sum(host[f"layer_{c}_backward_per_op"] for c in LAYER_CASES) / len(LAYER_CASES)
+    def __init__(self, host, launch, exchange, context):
+        forward, backward = context["forward"], context["backward"]
+        self.context = context
+        self.launch_alone = launch["launch_host"]
+        self.launch = round(self.launch_alone * forward, 2)
+        self.tolist = round(host["tolist"] * forward, 2)
+        layer_forward = sum(host[f"layer_{c}_forward_per_op"] for c in LAYER_CASES) / len(LAYER_CASES)
+        layer_backward = sum(host[f"layer_{c}_backward_per_op"] for c in LAYER_CASES) / len(LAYER_CASES)
+        self.forward = round((layer_forward + launch["launch_host"]) * forward, 2)
+        self.backward = round((layer_backward + launch["launch_host"]) * backward, 2)
+        self.exchange = {"chunk_forward": round(exchange["chunk_forward"] * forward, 2),
+                         "chunk_backward": round(exchange["chunk_backward"] * backward, 2),
+                         "all_to_all": round(exchange["all_to_all"] * forward, 2)}
         self.notice = max(0.0, launch["launch_roundtrip"] - launch["launch_host"] - launch["launch_device"])
 
     def op(self, kind=None, views=0):
         """A forward kernel op (its kind and preceding views are in the layer cases' average)."""
-        return round(self.forward + self.launch, 2)
+        return self.forward
 
     def backward_op(self):
-        return round(self.backward + self.launch, 2)
+        return self.backward
 
 
 # Step builders (cost/IMPL_FORMAT.md). bpe: bytes per element of rows x width.
@@ -196,7 +219,7 @@ def split_size_exchange(c):
     """EP > 1: the counts per expert go to every rank (one tiny all_to_all_single) and come to the host."""
     w = "ep>1"
     return [no_grad(fixed("cat_counts", 0, c.op("cat"), when=w)), no_grad(fixed("nccl_counts", 0, c.op("mm"), when=w)),
-            no_grad(fixed("counts_to_host", 0, c.launch, when=w)), no_grad(sync(c.notice + c.host["tolist"], when=w))]
+            no_grad(fixed("counts_to_host", 0, c.launch, when=w)), no_grad(sync(c.notice + c.tolist, when=w))]
 
 
 def permute(c, when=None):
@@ -241,7 +264,7 @@ def loop_experts(c):
     e, p = c.op("elementwise"), "per_expert"
     head = [no_grad(mem("zeros", "received_rows", "hidden", 2, e))] + bincount(c, "received_rows") + [
         no_grad(fixed("nonzero", 0, c.op("nonzero"))), no_grad(fixed("to_host", 0, c.launch)),
-        no_grad(sync(c.notice + c.host["tolist"]))]
+        no_grad(sync(c.notice + c.tolist))]
     body = [no_grad(mem("mask", "received_rows", "one", 9, e, p)),
             no_grad(fixed("nonzero", 0, c.op("nonzero"), p)), no_grad(fixed("to_host", 0, c.launch, p)),
             no_grad(sync(c.notice, p)), no_grad(mem("rows", "expert_rows", "one", 16, c.op("index"), p)),
@@ -325,16 +348,29 @@ def main():
     if len(sys.argv) < 5:
         sys.exit(__doc__)
     dispatch, launch, host, launch_results = load_inputs(sys.argv[1], sys.argv[2])
-    host_cost_files, out_dir = sys.argv[3:-1], sys.argv[-1]
-    c = Costs(host, launch_results, exchange_costs(host_cost_files))
+    measurement_files, out_dir = sys.argv[3:-1], sys.argv[-1]
+    measurements = {}
+    for f in measurement_files:
+        record = json.load(open(f))
+        measurements.setdefault(record.get("tool"), []).append((os.path.basename(f), record))
+    # host-costs-1.json was written while torch_host_costs was still called moesim-torch-host-contention.
+    host_costs = measurements.get("moesim-torch-host-costs", []) + measurements.get("moesim-torch-host-contention", [])
+    contexts = measurements.get("moesim-torch-step-context", [])
+    if not host_costs or not contexts or len(host_costs) + len(contexts) != len(measurement_files):
+        sys.exit("make_builtins: MEASUREMENTS must be torch_host_costs and torch_step_context records, at least one each")
+    c = Costs(host, launch_results, exchange_costs([r for _, r in host_costs]),
+              step_context([r for _, r in contexts]))
     inputs = {"cpu_model": dispatch["cpu_model"], "date": dispatch["date_utc"][:10]}
     sources = (f"host: {os.path.basename(sys.argv[1])} (torch_dispatch_bench, torch {dispatch['torch']}, "
-               f"{dispatch['cpu_model']}) + launch_bench launch_host {c.launch:.2f} us, round trip beyond a launch "
+               f"{dispatch['cpu_model']}) + launch_bench launch_host {c.launch_alone:.2f} us, round trip beyond a launch "
                f"{c.notice:.2f} us ({launch['gpus'][0]['name']}); "
-               f"{', '.join(os.path.basename(f) for f in host_cost_files)} (torch_host_costs): sort_chunks "
-               f"{c.exchange['chunk_forward']:.2f}/{c.exchange['chunk_backward']:.2f} us per chunk forward/backward, "
-               f"all-to-all launch {c.exchange['all_to_all']:.2f} us; bytes from dtypes; GEMM and attention at the "
-               f"hardware profile's rates; written by cost/implementations/make_builtins.py")
+               f"{', '.join(n for n, _ in host_costs)} (torch_host_costs); step context "
+               f"{c.context['forward']:.3f}/{c.context['backward']:.3f} forward/backward "
+               f"({len([r for _, r in contexts if r['device'] == 'cuda'])} CUDA runs of torch_step_context, "
+               f"{contexts[0][1]['cpu_model']}); in a step: kernel op {c.forward:.2f}/{c.backward:.2f} us "
+               f"forward/backward, sort_chunks {c.exchange['chunk_forward']:.2f}/{c.exchange['chunk_backward']:.2f} us "
+               f"per chunk, all-to-all launch {c.exchange['all_to_all']:.2f} us; bytes from dtypes; GEMM and attention "
+               f"at the hardware profile's rates; written by cost/implementations/make_builtins.py")
     for name, style, what in (("eager", "loop", "eager PyTorch MoE layers, routed experts as a loop over the experts "
                                "hit (transformers' eager experts)"),
                               ("grouped", "grouped", "eager PyTorch MoE layers, routed experts as permute -> "
