@@ -25,11 +25,16 @@ of such a stack:
     microbenchmarks above time a few ops in a loop, while a step issues hundreds of different ops before it
     repeats one, so every op costs the host more; all of the host costs above but the GPU's round trip are
     multiplied by the measured ratio of an op's cost in a chain of all distinct ops to its cost in a cycle of 8
-    (forward, and backward for what autograd runs).
+    (forward, and backward for what autograd runs);
+  - GPU time of index_add_ (the scatter-add into token order): kernels/tools/torch_index_add_rates.py (INDEX_ADD)
+    times it against a dense add of as many elements on a GPU; its atomic additions in bf16 run several times
+    slower than streaming, so the step moves the dense add's bytes times the median ratio (its backward, a
+    gather, streams).
 
     python3 cost/implementations/make_builtins.py DISPATCH.json LAUNCH.json MEASUREMENTS.json... OUT_DIR
 
-MEASUREMENTS are torch_host_costs and torch_step_context records, told apart by their `tool` key.
+MEASUREMENTS are torch_host_costs, torch_step_context and torch_index_add_rates records, told apart by their `tool`
+key.
 """
 import json
 import os
@@ -43,6 +48,15 @@ def step_context(records):
     if not runs:
         sys.exit("make_builtins: no CUDA run of torch_step_context among the measurements")
     return {p: round(sum(r["distinct_over_cycle_8"][p] for r in runs) / len(runs), 3) for p in ("forward", "backward")}
+
+
+def index_add_slowdown(records):
+    """GPU time of a bf16 index_add_ over a dense add of as many elements: the median over every case measured."""
+    ratios = sorted(r["ratio"] for record in records for r in record["results"] if r["dtype"] == "bfloat16")
+    if not ratios:
+        sys.exit("make_builtins: no bfloat16 case among the torch_index_add_rates records")
+    middle = len(ratios) // 2
+    return round(ratios[middle] if len(ratios) % 2 else (ratios[middle - 1] + ratios[middle]) / 2, 3)
 
 
 def exchange_costs(records):
@@ -85,9 +99,10 @@ class Costs:
     copy (the round trip beyond a launch, the GPU's: not scaled). Ops of every class cost alike: the layer cases
     differ by less than the bench's own spread."""
 
-    def __init__(self, host, launch, exchange, context):
+    def __init__(self, host, launch, exchange, context, index_add_slowdown):
         forward, backward = context["forward"], context["backward"]
         self.context = context
+        self.index_add_slowdown = index_add_slowdown
         self.launch_alone = launch["launch_host"]
         self.launch = round(self.launch_alone * forward, 2)
         self.tolist = round(host["tolist"] * forward, 2)
@@ -149,15 +164,18 @@ def backward_of(steps, c):
     out = []
     for s in reversed(steps):
         if s["kind"] == "memory" and not s.get("no_grad"):
-            b = dict(s, bytes_per_element=2 * s["bytes_per_element"], host_us=c.backward_op())
+            b = dict(s, bytes_per_element=s.get("backward_bytes", 2 * s["bytes_per_element"]), host_us=c.backward_op())
             if "host_us_per_chunk" in s:
                 b["host_us_per_chunk"] = c.exchange["chunk_backward"]
-            out.append({k: v for k, v in b.items() if k != "no_grad"})
+            out.append({k: v for k, v in b.items() if k not in INTERNAL_KEYS})
         elif s["kind"] == "gemm":
             name = s["gemm"]
             for part in (["*"] if name == "*" else [name + ".dgrad", name + ".wgrad"]):
                 out.append(gemm(c.backward_op(), part, s.get("repeat", "once")))
     return out
+
+
+INTERNAL_KEYS = ("no_grad", "backward_bytes")  # builder marks, not profile keys
 
 
 def no_grad(step):
@@ -166,7 +184,15 @@ def no_grad(step):
 
 
 def clean(steps):
-    return [{k: v for k, v in s.items() if k != "no_grad"} for s in steps]
+    return [{k: v for k, v in s.items() if k not in INTERNAL_KEYS} for s in steps]
+
+
+def index_add(c, rows, repeat="once"):
+    """out.index_add_(0, token, rows) in bf16: a dense add's 6 bytes per element, slowed by the atomics as measured;
+    its backward gathers the gradient's rows (twice the dense bytes, streaming)."""
+    s = mem("index_add", rows, "hidden", round(6 * c.index_add_slowdown, 2), c.op("index_add"), repeat)
+    s["backward_bytes"] = 12
+    return s
 
 
 def rms_norm(c, width="hidden"):
@@ -234,7 +260,7 @@ def unpermute(c, when=None):
     e = c.op("elementwise")
     steps = [mem("zeros", "tokens", "hidden", 2, e), no_grad(mem("weights_by_row", "routed_rows", "one", 12, c.op("index"))),
             no_grad(mem("floor_divide", "routed_rows", "one", 16, e)), mem("mul_weight", "routed_rows", "hidden", 4, e),
-            mem("index_add", "routed_rows", "hidden", 6, c.op("index_add"))]
+            index_add(c, "routed_rows")]
     return [dict(s, when=when) for s in steps] if when else steps
 
 
@@ -272,7 +298,7 @@ def loop_experts(c):
         swiglu_activation(c, "expert_rows", "expert_ffn", p) + [
         gemm(c.op("mm"), "fc2", p), no_grad(mem("weight", "expert_rows", "one", 12, c.op("index"), p)),
         mem("mul_weight", "expert_rows", "hidden", 4, e, p),
-        mem("index_add", "expert_rows", "hidden", 6, c.op("index_add"), p)]
+        index_add(c, "expert_rows", p)]
     return head + body
 
 
@@ -356,10 +382,13 @@ def main():
     # host-costs-1.json was written while torch_host_costs was still called moesim-torch-host-contention.
     host_costs = measurements.get("moesim-torch-host-costs", []) + measurements.get("moesim-torch-host-contention", [])
     contexts = measurements.get("moesim-torch-step-context", [])
-    if not host_costs or not contexts or len(host_costs) + len(contexts) != len(measurement_files):
-        sys.exit("make_builtins: MEASUREMENTS must be torch_host_costs and torch_step_context records, at least one each")
+    index_adds = measurements.get("moesim-torch-index-add-rates", [])
+    if not host_costs or not contexts or not index_adds or \
+            len(host_costs) + len(contexts) + len(index_adds) != len(measurement_files):
+        sys.exit("make_builtins: MEASUREMENTS must be torch_host_costs, torch_step_context and torch_index_add_rates "
+                 "records, at least one of each")
     c = Costs(host, launch_results, exchange_costs([r for _, r in host_costs]),
-              step_context([r for _, r in contexts]))
+              step_context([r for _, r in contexts]), index_add_slowdown([r for _, r in index_adds]))
     inputs = {"cpu_model": dispatch["cpu_model"], "date": dispatch["date_utc"][:10]}
     sources = (f"host: {os.path.basename(sys.argv[1])} (torch_dispatch_bench, torch {dispatch['torch']}, "
                f"{dispatch['cpu_model']}) + launch_bench launch_host {c.launch_alone:.2f} us, round trip beyond a launch "
@@ -369,7 +398,9 @@ def main():
                f"({len([r for _, r in contexts if r['device'] == 'cuda'])} CUDA runs of torch_step_context, "
                f"{contexts[0][1]['cpu_model']}); in a step: kernel op {c.forward:.2f}/{c.backward:.2f} us "
                f"forward/backward, sort_chunks {c.exchange['chunk_forward']:.2f}/{c.exchange['chunk_backward']:.2f} us "
-               f"per chunk, all-to-all launch {c.exchange['all_to_all']:.2f} us; bytes from dtypes; GEMM and attention "
+               f"per chunk, all-to-all launch {c.exchange['all_to_all']:.2f} us; bytes from dtypes, index_add_ "
+               f"{c.index_add_slowdown:.2f}x a dense add's ({', '.join(n for n, _ in index_adds)}, torch_index_add_rates, "
+               f"{index_adds[0][1]['gpu']}); GEMM and attention "
                f"at the hardware profile's rates; written by cost/implementations/make_builtins.py")
     for name, style, what in (("eager", "loop", "eager PyTorch MoE layers, routed experts as a loop over the experts "
                                "hit (transformers' eager experts)"),
