@@ -1,6 +1,7 @@
 // The attention curves (fused from PyTorch SDPA or our kernel, unfused for the layer runner) and backward
 // factor.
 #include <algorithm>
+#include <cmath>
 #include <map>
 #include <set>
 #include <tuple>
@@ -118,22 +119,39 @@ std::string forward_source(Context& c, const AttentionChoice& choice, const std:
 // attention_fwd from the chosen forward cases, merged into the base curve; false when none was measured.
 bool fit_forward_curve(Context& c, const AttentionChoice& choice, double sustained) {
   hw::HwProfile& p = c.out.profile;
-  std::map<std::int64_t, std::vector<double>> fwd_by_seq;
+  // With several sequences x heads measured, the curve is read at the length of equal work
+  // (HwProfile::attention_efficiency): cases with more than the fewest sit at a longer equivalent length.
+  // With one, it stays a curve over L (batch_heads unset), as profiles calibrated before had it.
+  std::set<std::int64_t> measured_batch_heads;
+  for (const auto& [key, a] : choice.best)
+    if (a->forward && a->batch_heads > 0) measured_batch_heads.insert(a->batch_heads);
+  const std::int64_t reference = measured_batch_heads.size() > 1 ? *measured_batch_heads.begin() : 0;
+  std::map<double, std::vector<double>> fwd_by_length;
   std::set<std::string> winners;
   for (const auto& [key, a] : choice.best) {
     winners.insert(a->impl);
-    if (a->forward) fwd_by_seq[a->seq_len].push_back(attention_forward_flops(*a) / a->time_s / sustained);
+    if (!a->forward) continue;
+    const double length =
+        reference > 0
+            ? std::round(static_cast<double>(a->seq_len) *
+                         std::sqrt(static_cast<double>(a->batch_heads) / static_cast<double>(reference)))
+            : static_cast<double>(a->seq_len);
+    fwd_by_length[length].push_back(attention_forward_flops(*a) / a->time_s / sustained);
   }
-  if (fwd_by_seq.empty()) return false;
+  if (fwd_by_length.empty()) return false;
   std::vector<CurvePoint> measured;
-  for (const auto& [seq, effs] : fwd_by_seq)
-    measured.push_back({static_cast<double>(seq), geometric_mean(effs)});
+  for (const auto& [length, effs] : fwd_by_length) measured.push_back({length, geometric_mean(effs)});
   const MergedCurve merged =
       merge_curve(p.efficiency.attention_fwd.x, p.efficiency.attention_fwd.value, measured);
   p.efficiency.attention_fwd.x = merged.x;
   p.efficiency.attention_fwd.value.clear();
   for (double v : merged.value) p.efficiency.attention_fwd.value.push_back(round4(v));
+  p.efficiency.attention_fwd.batch_heads = reference;
   p.efficiency.attention_fwd.source = forward_source(c, choice, winners, sustained, measured, merged);
+  if (reference > 0)
+    p.efficiency.attention_fwd.source +=
+        " Read at the length of equal causal work for " + std::to_string(reference) +
+        " sequences x heads per call (batch_heads): L x sqrt(BH / " + std::to_string(reference) + ").";
   return true;
 }
 
@@ -144,7 +162,8 @@ void fit_backward_factor(Context& c, const AttentionChoice& choice, double susta
   std::vector<double> bwd_ratios;
   std::vector<const AttentionCase*> bwd_cases;
   for (const auto& [key, a] : choice.best) {
-    const double model_fwd = p.attention_efficiency(a->seq_len, hw::AttentionPass::FORWARD);
+    const double model_fwd = p.attention_efficiency(a->seq_len, hw::AttentionPass::FORWARD,
+                                                    hw::AttentionImpl::FUSED, a->batch_heads);
     if (a->forward) {
       fwd.add(attention_forward_flops(*a) / (sustained * model_fwd), a->time_s);
     } else {
@@ -160,7 +179,8 @@ void fit_backward_factor(Context& c, const AttentionChoice& choice, double susta
   p.efficiency.attention_bwd_factor = round4(std::min(1.0, raw));
   for (const AttentionCase* a : bwd_cases) {
     bwd.add(kAttentionBackwardFlops * attention_forward_flops(*a) /
-                (sustained * p.attention_efficiency(a->seq_len, hw::AttentionPass::BACKWARD)),
+                (sustained * p.attention_efficiency(a->seq_len, hw::AttentionPass::BACKWARD,
+                                                    hw::AttentionImpl::FUSED, a->batch_heads)),
             a->time_s);
   }
   add_residual(c, "attention bwd", bwd, "time vs attention_fwd x attention_bwd_factor");

@@ -26,8 +26,8 @@ sim::KernelWork kernel_work(const hw::HwProfile& hw, const models::KernelCost& c
              hw.gemm_dtype_factor(dt);
       break;
     case KernelClass::ATTENTION:
-      rate = hw.sustained_peak_flops(dt) *
-             hw.attention_efficiency(std::max<std::int64_t>(cost.attn_seq, 1), pass, attention);
+      rate = hw.sustained_peak_flops(dt) * hw.attention_efficiency(std::max<std::int64_t>(cost.attn_seq, 1),
+                                                                   pass, attention, cost.attn_batch_heads);
       break;
     case KernelClass::MEMORY:
       w.memory_comm_slowdown = hw.contention.memory_slowdown_with_comm;

@@ -123,14 +123,20 @@ double HwProfile::achieved_gemm_flops(const std::string& dtype, std::int64_t m, 
   return sustained_peak_flops(dtype) * gemm_efficiency(m, n, k) * gemm_dtype_factor(dtype);
 }
 
-double HwProfile::attention_efficiency(std::int64_t seq, AttentionPass pass, AttentionImpl impl) const {
+double HwProfile::attention_efficiency(std::int64_t seq, AttentionPass pass, AttentionImpl impl,
+                                       std::int64_t batch_heads) const {
   if (impl == AttentionImpl::UNFUSED && efficiency.attention_unfused_fwd.x.empty()) {
     throw ConfigError(source_file.empty() ? name : source_file, "/efficiency/attention_unfused_fwd",
                       "is missing: unfused attention needs a curve calibrated from attention_bench results");
   }
   const auto& curve =
       impl == AttentionImpl::UNFUSED ? efficiency.attention_unfused_fwd : efficiency.attention_fwd;
-  double forward = interpolate_log_x(curve.x, curve.value, as_axis(seq));
+  // Causal work grows as batch_heads · seq^2: the measured length of equal work.
+  const double at = curve.batch_heads > 0 && batch_heads > 0
+                        ? as_axis(seq) * std::sqrt(static_cast<double>(batch_heads) /
+                                                   static_cast<double>(curve.batch_heads))
+                        : as_axis(seq);
+  double forward = interpolate_log_x(curve.x, curve.value, at);
   return pass == AttentionPass::FORWARD ? forward : forward * efficiency.attention_bwd_factor;
 }
 

@@ -210,7 +210,13 @@ EfficiencySpec parse_efficiency(JsonObject obj) {
   if (auto shapes = obj.optional_object("gemm_shapes")) e.gemm_shapes = parse_gemm_shapes(std::move(*shapes));
   e.gemm_dtype_factor = dtype_map(obj, "gemm_dtype_factor", 1.0);
   e.grouped_gemm_factor = obj.number("grouped_gemm_factor");
-  e.attention_fwd = parse_curve(obj.object("attention_fwd"), "seq");
+  {
+    JsonObject attention = obj.object("attention_fwd");
+    const std::int64_t batch_heads =
+        attention.has("batch_heads") ? attention.positive_integer("batch_heads") : 0;
+    e.attention_fwd = parse_curve(attention, "seq");
+    e.attention_fwd.batch_heads = batch_heads;
+  }
   if (auto unfused = obj.optional_object("attention_unfused_fwd"))
     e.attention_unfused_fwd = parse_curve(*unfused, "seq");
   e.attention_bwd_factor = obj.number("attention_bwd_factor");

@@ -86,14 +86,20 @@ ordered_json gpu_json(const GpuSpec& g) {
   return out;
 }
 
+ordered_json attention_curve(const EfficiencyCurve& c) {
+  ordered_json out = {{"seq", c.x}, {"value", c.value}};
+  if (c.batch_heads > 0) out["batch_heads"] = c.batch_heads;
+  out["source"] = c.source;
+  return out;
+}
+
 ordered_json efficiency_json(const EfficiencySpec& e) {
   ordered_json out = {
       {"gemm",
        {{"m", e.gemm.m}, {"min_nk", e.gemm.min_nk}, {"value", e.gemm.value}, {"source", e.gemm.source}}},
       {"gemm_dtype_factor", dtype_object(e.gemm_dtype_factor, 1.0)},
       {"grouped_gemm_factor", e.grouped_gemm_factor},
-      {"attention_fwd",
-       {{"seq", e.attention_fwd.x}, {"value", e.attention_fwd.value}, {"source", e.attention_fwd.source}}},
+      {"attention_fwd", attention_curve(e.attention_fwd)},
       {"attention_bwd_factor", e.attention_bwd_factor},
       {"memory", {{"bytes", e.memory.x}, {"value", e.memory.value}, {"source", e.memory.source}}},
       {"source", e.source}};

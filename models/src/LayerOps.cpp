@@ -203,6 +203,7 @@ void attention_core_kernels(const ModelSpec& spec, Pass pass, const OpContext& c
     kernel.bytes = bytes;
     kernel.attn_seq = context.seq_len;
     kernel.attn_head_dim = static_cast<std::int64_t>(d_qk);
+    kernel.attn_batch_heads = std::llround(sequences * query_heads);
   };
   if (pass == Pass::FORWARD) {
     add_attention("flash_fwd", forward_flops, q + k + v + o + row_stats);

@@ -383,6 +383,33 @@ TEST(Calibrator, TileGemmRateFromThePersistentCaseWithTheMostTiles) {
   EXPECT_EQ(back.efficiency.tile_gemm.blocks_per_sm, 2);
 }
 
+TEST(Calibrator, AttentionCurveOverEqualWorkWhenSeveralHeadCountsWereMeasured) {
+  // cuDNN forward at 16 sequences x heads, L 1024 and 2048 (efficiency 0.2, 0.4 of the 500 TF/s sustained
+  // peak), and at 64, L 1024: equal work to 16 at 1024 x sqrt(64 / 16) = 2048, where it reached 0.4 too.
+  // The curve: {1024: 0.2, 2048: 0.4}, batch_heads 16; the base's 4096 point keeps its shape scaled to the
+  // measured edge (0.6 x 0.4 / 0.5 = 0.48).
+  CalibrationInputs in = inputs();
+  in.bench.runs.push_back(run("sdpa.json", "torch_sdpa", 1));
+  auto sdpa = [](std::int64_t batch_heads, std::int64_t seq, double efficiency) {
+    const double l = static_cast<double>(seq);
+    const double flops = 2.0 * static_cast<double>(batch_heads) * (l * l / 2.0) * 256.0;
+    return AttentionCase{"torch:cudnn", true, batch_heads, seq, 128, 128, flops / (efficiency * 500e12)};
+  };
+  in.bench.attention = {sdpa(16, 1024, 0.2), sdpa(16, 2048, 0.4), sdpa(64, 1024, 0.4)};
+  const hw::HwProfile p = calibrate(base_profile(), in).profile;
+  const hw::EfficiencyCurve& curve = p.efficiency.attention_fwd;
+  EXPECT_EQ(curve.batch_heads, 16);
+  ASSERT_EQ(curve.x, (std::vector<double>{1024, 2048, 4096}));
+  EXPECT_EQ(curve.value, (std::vector<double>{0.2, 0.4, 0.48}));
+  EXPECT_DOUBLE_EQ(p.attention_efficiency(1024, hw::AttentionPass::FORWARD, hw::AttentionImpl::FUSED, 64),
+                   0.4);
+  const hw::HwProfile back = hw::profile_from_json(nlohmann::json::parse(profile_text(p)), "back");
+  EXPECT_EQ(back.efficiency.attention_fwd.batch_heads, 16);
+  // One head count measured: a curve over L, as before (batch_heads unset).
+  in.bench.attention.pop_back();
+  EXPECT_EQ(calibrate(base_profile(), in).profile.efficiency.attention_fwd.batch_heads, 0);
+}
+
 TEST(Calibrator, SameInputsSameText) {
   EXPECT_EQ(profile_text(calibrate(base_profile(), inputs()).profile),
             profile_text(calibrate(base_profile(), inputs()).profile));

@@ -118,6 +118,14 @@ TEST(HwProfileLookup, AttentionAndMemoryCurves) {
   EXPECT_DOUBLE_EQ(p.attention_efficiency(2048, AttentionPass::FORWARD), 0.5);
   EXPECT_DOUBLE_EQ(p.attention_efficiency(2048, AttentionPass::BACKWARD), 0.25);
   EXPECT_DOUBLE_EQ(p.attention_efficiency(100, AttentionPass::FORWARD), 0.4);  // clamped
+  // A curve measured at 16 sequences x heads read for 64: equal work at seq 1024 x sqrt(64 / 16) = 2048.
+  // Without the curve's batch_heads (or the call's) the call's sequences x heads do not matter.
+  using moesim::hw::AttentionImpl;
+  EXPECT_DOUBLE_EQ(p.attention_efficiency(1024, AttentionPass::FORWARD, AttentionImpl::FUSED, 64), 0.4);
+  p.efficiency.attention_fwd.batch_heads = 16;
+  EXPECT_DOUBLE_EQ(p.attention_efficiency(1024, AttentionPass::FORWARD, AttentionImpl::FUSED, 64), 0.5);
+  EXPECT_DOUBLE_EQ(p.attention_efficiency(1024, AttentionPass::BACKWARD, AttentionImpl::FUSED, 64), 0.25);
+  EXPECT_DOUBLE_EQ(p.attention_efficiency(1024, AttentionPass::FORWARD, AttentionImpl::FUSED, 0), 0.4);
   // bytes {1 MiB, 16 MiB} -> {0.3, 0.9}; 4 MiB is log2 22 of 20..24: 0.3 + 0.5 x 0.6 = 0.6.
   EXPECT_DOUBLE_EQ(p.memory_efficiency(4 * kMiB), 0.6);
   EXPECT_DOUBLE_EQ(p.memory_efficiency(1e12), 0.9);

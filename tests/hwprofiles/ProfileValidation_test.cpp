@@ -162,6 +162,8 @@ TEST(ProfileValidation, TableAxesAndSizes) {
             "bad.json: /efficiency/gemm/value/0 has 1 entries: must have one per min_nk entry (2)");
   EXPECT_EQ(error_after([](json& d) { d["efficiency"]["attention_fwd"]["value"] = json::array({0.4}); }),
             "bad.json: /efficiency/attention_fwd/value has 1 entries: must have one per seq entry (2)");
+  EXPECT_EQ(error_after([](json& d) { d["efficiency"]["attention_fwd"]["batch_heads"] = 0; }),
+            "bad.json: /efficiency/attention_fwd/batch_heads = 0: must be a positive integer");
   EXPECT_EQ(error_after([](json& d) { d["collectives"][0]["busbw"][1]["bytes"] = 1000; }),
             "bad.json: /collectives/0/busbw/1/bytes = 1000: must be > the previous entry (1048576)");
   EXPECT_EQ(error_after([](json& d) { d["collectives"][0]["busbw"] = json::array(); }),

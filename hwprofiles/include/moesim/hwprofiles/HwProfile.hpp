@@ -75,6 +75,13 @@ struct EfficiencyCurve {
   std::vector<double> x;      ///< strictly increasing, > 0
   std::vector<double> value;  ///< achieved fraction in (0, 1], one per x
   std::string source;
+  /**
+   * attention_fwd only, optional: the sequences x heads of one call the curve was measured at (0 = not
+   * recorded). A call with other sequences x heads reads the curve at the length of equal work
+   * (seq · sqrt(batch_heads of the call / this)): a fused kernel's efficiency follows its work, not its
+   * length.
+   */
+  std::int64_t batch_heads = 0;
 };
 
 /** @brief GEMM efficiency over (m, min(n, k)); value[i][j] belongs to (m[i], min_nk[j]). */
@@ -289,9 +296,10 @@ struct HwProfile {
   double achieved_gemm_flops(const std::string& dtype, std::int64_t m, std::int64_t n, std::int64_t k) const;
   /** @brief Fraction of the sustained peak an attention kernel reaches; backward = forward ·
    * attention_bwd_factor. UNFUSED reads attention_unfused_fwd (ConfigError naming the profile when it
-   * has none). */
-  double attention_efficiency(std::int64_t seq, AttentionPass pass,
-                              AttentionImpl impl = AttentionImpl::FUSED) const;
+   * has none). batch_heads: the call's sequences x heads, read against attention_fwd.batch_heads where both
+   * are known (0 = unknown: the curve at seq). */
+  double attention_efficiency(std::int64_t seq, AttentionPass pass, AttentionImpl impl = AttentionImpl::FUSED,
+                              std::int64_t batch_heads = 0) const;
   /**
    * @brief The factor beyond the lost SMs on a GEMM kernel that lasts `kernel_s` alone while comm kernels
    * run: the contention section's gemm_slowdown_with_comm table, else compute_slowdown_with_comm.

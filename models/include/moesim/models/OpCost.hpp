@@ -58,6 +58,8 @@ struct KernelCost {
   std::int64_t attn_seq = 0;
   /** @brief ATTENTION kernels: query/key head width. */
   std::int64_t attn_head_dim = 0;
+  /** @brief ATTENTION kernels: sequences x query heads of the call (its parallel work items). */
+  std::int64_t attn_batch_heads = 0;
 };
 
 /** @brief Lower-case name ("gemm", "grouped_gemm", "attention", "memory", "router_topk"). */
