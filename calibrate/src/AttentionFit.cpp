@@ -132,10 +132,7 @@ bool fit_forward_curve(Context& c, const AttentionChoice& choice, double sustain
     winners.insert(a->impl);
     if (!a->forward) continue;
     const double length =
-        reference > 0
-            ? std::round(static_cast<double>(a->seq_len) *
-                         std::sqrt(static_cast<double>(a->batch_heads) / static_cast<double>(reference)))
-            : static_cast<double>(a->seq_len);
+        std::round(hw::equal_work_seq(static_cast<double>(a->seq_len), a->batch_heads, reference));
     fwd_by_length[length].push_back(attention_forward_flops(*a) / a->time_s / sustained);
   }
   if (fwd_by_length.empty()) return false;

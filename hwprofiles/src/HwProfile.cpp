@@ -131,12 +131,8 @@ double HwProfile::attention_efficiency(std::int64_t seq, AttentionPass pass, Att
   }
   const auto& curve =
       impl == AttentionImpl::UNFUSED ? efficiency.attention_unfused_fwd : efficiency.attention_fwd;
-  // Causal work grows as batch_heads · seq^2: the measured length of equal work.
-  const double at = curve.batch_heads > 0 && batch_heads > 0
-                        ? as_axis(seq) * std::sqrt(static_cast<double>(batch_heads) /
-                                                   static_cast<double>(curve.batch_heads))
-                        : as_axis(seq);
-  double forward = interpolate_log_x(curve.x, curve.value, at);
+  double forward =
+      interpolate_log_x(curve.x, curve.value, equal_work_seq(as_axis(seq), batch_heads, curve.batch_heads));
   return pass == AttentionPass::FORWARD ? forward : forward * efficiency.attention_bwd_factor;
 }
 
@@ -162,6 +158,11 @@ std::optional<RouterTopkCost> HwProfile::router_topk(std::int64_t tokens, std::i
   cost.comm_slowdown = interpolate_log_x(t.top_k, t.comm_slowdown, k);
   cost.comm_drag = interpolate_log_x(t.top_k, t.comm_drag, k);
   return cost;
+}
+
+double equal_work_seq(double seq, std::int64_t batch_heads, std::int64_t reference) {
+  if (batch_heads <= 0 || reference <= 0) return seq;
+  return seq * std::sqrt(static_cast<double>(batch_heads) / static_cast<double>(reference));
 }
 
 double gemm_sm_fraction(std::int64_t m, std::int64_t n, std::int64_t groups, int sm_count) {

@@ -360,6 +360,13 @@ double bus_bytes(CollectiveKind kind, int gpus, double bytes);
  */
 double gemm_sm_fraction(std::int64_t m, std::int64_t n, std::int64_t groups, int sm_count);
 
+/**
+ * @brief The causal attention length with the work (batch_heads · seq²) of `seq` at `batch_heads`, at
+ * `reference` sequences x heads: seq · sqrt(batch_heads / reference); `seq` when either count is unknown (<=
+ * 0).
+ */
+double equal_work_seq(double seq, std::int64_t batch_heads, std::int64_t reference);
+
 /** @brief The dtype keys a profile may give peaks for: fp32, tf32, bf16, fp16, fp8. */
 const std::vector<std::string>& known_dtypes();
 
