@@ -206,6 +206,8 @@ for suite in "$@"; do
         > "$work/gemm_check.txt" 2>&1
       pack ;;
     torch_sdpa)
+      # The tool's default head counts (16, 32, 64): moesim calibrate then writes attention_fwd.batch_heads
+      # and reads other models' heads at the length of equal work (hwprofiles/FORMAT.md).
       echo "=== torch_sdpa" | tee -a "$work/summary.txt"
       timeout "${MOESIM_SUITE_TIMEOUT:-240}" python3 "$repo/kernels/tools/torch_sdpa_compare.py" \
         --json "$work/torch_sdpa.json" > "$work/torch_sdpa.log" 2>&1
