@@ -7,6 +7,19 @@
 
 namespace moesim::cost {
 
+namespace {
+/**
+ * The causal self-attention length with as many score pairs per sequence and head as `seq` queries after
+ * `prefix` cached keys: L^2 / 2 = seq x prefix + seq^2 / 2. The efficiency curves are over causal L, and
+ * their rate follows the work (hwprofiles: equal_work_seq), so a decode step (1 query, 2,000 cached keys)
+ * reads the curve at the work it does, not at a length of 1.
+ */
+std::int64_t causal_equivalent_seq(std::int64_t seq, std::int64_t prefix) {
+  const double s = static_cast<double>(std::max<std::int64_t>(seq, 1));
+  return std::llround(std::sqrt(s * s + 2.0 * s * static_cast<double>(std::max<std::int64_t>(prefix, 0))));
+}
+}  // namespace
+
 sim::KernelWork kernel_work(const hw::HwProfile& hw, const models::KernelCost& cost, models::DType dtype,
                             hw::AttentionImpl attention) {
   using models::KernelClass;
@@ -26,8 +39,9 @@ sim::KernelWork kernel_work(const hw::HwProfile& hw, const models::KernelCost& c
              hw.gemm_dtype_factor(dt);
       break;
     case KernelClass::ATTENTION:
-      rate = hw.sustained_peak_flops(dt) * hw.attention_efficiency(std::max<std::int64_t>(cost.attn_seq, 1),
-                                                                   pass, attention, cost.attn_batch_heads);
+      rate = hw.sustained_peak_flops(dt) *
+             hw.attention_efficiency(causal_equivalent_seq(cost.attn_seq, cost.attn_prefix), pass, attention,
+                                     cost.attn_batch_heads);
       break;
     case KernelClass::MEMORY:
       w.memory_comm_slowdown = hw.contention.memory_slowdown_with_comm;

@@ -202,6 +202,7 @@ void attention_core_kernels(const ModelSpec& spec, Pass pass, const OpContext& c
     kernel.flops = flops;
     kernel.bytes = bytes;
     kernel.attn_seq = context.seq_len;
+    kernel.attn_prefix = context.prefix_len;
     kernel.attn_head_dim = static_cast<std::int64_t>(d_qk);
     kernel.attn_batch_heads = std::llround(sequences * query_heads);
   };

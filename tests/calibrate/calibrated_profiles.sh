@@ -27,12 +27,15 @@ h200ra=data/calibration/2026-11-22-nvidia-h200-router-attn
 x8=data/calibration/2026-11-22-nvidia-h200-x8  # collectives and contention on 8 GPUs
 launch24=data/calibration/2026-11-24-nvidia-h200-launch  # launch_bench again: a second eager_host_gemm
 tile=data/calibration/2026-11-26-nvidia-h100-tilegemm  # FlashMoE's GEMM tile task (tile_gemm_bench)
+# torch SDPA at 16/32/64 sequences x heads (equal work), timed with the stream held (no host issue time)
+sdpa100=data/calibration/2026-11-27-nvidia-h100-sdpa-held
+sdpa200=data/calibration/2026-11-27-nvidia-h200-sdpa-held
 rm -f "$out/h100.calibrated.json" "$out/h200.calibrated.json"
 "$moesim" calibrate --base hwprofiles/profiles/h100.json --out "$out/h100.calibrated.json" \
-  --from data/calibration/2026-11-21-nvidia-h100-gemm/gemm_first.json $h100ra/gemm_attn.json $h100/grouped_gemm.json $h100/attention.json $h100/torch_sdpa.json $h100/memory.json \
+  --from data/calibration/2026-11-21-nvidia-h100-gemm/gemm_first.json $h100ra/gemm_attn.json $h100/grouped_gemm.json $h100/attention.json $sdpa100/sdpa-h16.json $sdpa100/sdpa-h32.json $sdpa100/sdpa-h64.json $h100/memory.json \
          $h100/contention1.json $h100ra/router1_topk_*.json $h100/launch.json $tile/tile_gemm.json
 "$moesim" calibrate --base hwprofiles/profiles/h200.json --out "$out/h200.calibrated.json" \
-  --from $power/gemm_first.json $h200ra/gemm_attn.json $power/power.json $power4/power4.json $h200/grouped_gemm.json $h200/attention.json $h200/torch_sdpa.json $h200/memory.json \
+  --from $power/gemm_first.json $h200ra/gemm_attn.json $power/power.json $power4/power4.json $h200/grouped_gemm.json $h200/attention.json $sdpa200/sdpa-h*.json $h200/memory.json \
          $held/collectives2.json $held/collectives4.json $x8/collectives8.json $h200/contention2.json $h200/contention4.json \
          $x8/contention8.json \
          $h200/contention4_priority.json $hbm/contention2.json $sizes/contention4_gemm_*.json \

@@ -56,6 +56,8 @@ struct KernelCost {
   RouteShape route;
   /** @brief ATTENTION kernels: query length of each sequence. */
   std::int64_t attn_seq = 0;
+  /** @brief ATTENTION kernels: keys a sequence holds before its first query (KV cache, earlier chunks). */
+  std::int64_t attn_prefix = 0;
   /** @brief ATTENTION kernels: query/key head width. */
   std::int64_t attn_head_dim = 0;
   /** @brief ATTENTION kernels: sequences x query heads of the call (its parallel work items). */
