@@ -26,6 +26,10 @@ of such a stack:
     repeats one, so every op costs the host more; all of the host costs above but the GPU's round trip are
     multiplied by the measured ratio of an op's cost in a chain of all distinct ops to its cost in a cycle of 8
     (forward, and backward for what autograd runs);
+  - a collective's launch in the step's context, from kernels/tools/torch_collective_context.py on a GPU host
+    (COLLECTIVE_CONTEXT): all_to_all_single's launch between chains of distinct ops over the same launch in a warm
+    loop; it runs far more host code than a kernel op and loses more (about 3.8x against an op's 1.4x), so the
+    warm all-to-all launch is multiplied by that ratio instead (the autograd Function around it by the op's);
   - GPU time of index_add_ (the scatter-add into token order): kernels/tools/torch_index_add_rates.py (INDEX_ADD)
     times it against a dense add of as many elements on a GPU; its atomic additions in bf16 run several times
     slower than streaming, so the step moves the dense add's bytes times the median ratio (its backward, a
@@ -33,8 +37,8 @@ of such a stack:
 
     python3 cost/implementations/make_builtins.py DISPATCH.json LAUNCH.json MEASUREMENTS.json... OUT_DIR
 
-MEASUREMENTS are torch_host_costs, torch_step_context and torch_index_add_rates records, told apart by their `tool`
-key.
+MEASUREMENTS are torch_host_costs, torch_step_context, torch_collective_context and torch_index_add_rates records,
+told apart by their `tool` key.
 """
 import json
 import os
@@ -48,6 +52,15 @@ def step_context(records):
     if not runs:
         sys.exit("make_builtins: no CUDA run of torch_step_context among the measurements")
     return {p: round(sum(r["distinct_over_cycle_8"][p] for r in runs) / len(runs), 3) for p in ("forward", "backward")}
+
+
+def collective_context(records):
+    """An all-to-all launch's host cost between chains of distinct ops over its cost in a warm loop: the mean over the
+    CUDA runs of torch_collective_context of their ratios (each the mean over ranks of the median over rounds)."""
+    runs = [r for r in records if r["device"] == "cuda"]
+    if not runs:
+        sys.exit("make_builtins: no CUDA run of torch_collective_context among the measurements")
+    return round(sum(r["in_context_over_warm"] for r in runs) / len(runs), 3)
 
 
 def index_add_slowdown(records):
@@ -77,7 +90,7 @@ def exchange_costs(records):
 
     return {k: round(v, 2) for k, v in {
         "chunk_forward": per_chunk("forward"), "chunk_backward": per_chunk("backward"),
-        "all_to_all": mean("all_to_all") + mean("autograd_function_forward_per_op")}.items()}
+        "all_to_all": mean("all_to_all"), "autograd_function": mean("autograd_function_forward_per_op")}.items()}
 
 
 def load_inputs(dispatch_file, launch_file):
@@ -99,9 +112,10 @@ class Costs:
     copy (the round trip beyond a launch, the GPU's: not scaled). Ops of every class cost alike: the layer cases
     differ by less than the bench's own spread."""
 
-    def __init__(self, host, launch, exchange, context, index_add_slowdown):
+    def __init__(self, host, launch, exchange, context, collective, index_add_slowdown):
         forward, backward = context["forward"], context["backward"]
         self.context = context
+        self.collective_context = collective
         self.index_add_slowdown = index_add_slowdown
         self.launch_alone = launch["launch_host"]
         self.launch = round(self.launch_alone * forward, 2)
@@ -112,7 +126,9 @@ class Costs:
         self.backward = round((layer_backward + launch["launch_host"]) * backward, 2)
         self.exchange = {"chunk_forward": round(exchange["chunk_forward"] * forward, 2),
                          "chunk_backward": round(exchange["chunk_backward"] * backward, 2),
-                         "all_to_all": round(exchange["all_to_all"] * forward, 2)}
+                         "all_to_all": round(exchange["all_to_all"] * collective +
+                                             exchange["autograd_function"] * forward, 2)}
+        self.collective_launch = round(exchange["all_to_all"] * collective, 2)  # no autograd Function around it
         self.notice = max(0.0, launch["launch_roundtrip"] - launch["launch_host"] - launch["launch_device"])
 
     def op(self, kind=None, views=0):
@@ -244,7 +260,7 @@ def bincount(c, rows):
 def split_size_exchange(c):
     """EP > 1: the counts per expert go to every rank (one tiny all_to_all_single) and come to the host."""
     w = "ep>1"
-    return [no_grad(fixed("cat_counts", 0, c.op("cat"), when=w)), no_grad(fixed("nccl_counts", 0, c.op("mm"), when=w)),
+    return [no_grad(fixed("cat_counts", 0, c.op("cat"), when=w)), no_grad(fixed("nccl_counts", 0, c.collective_launch, when=w)),
             no_grad(fixed("counts_to_host", 0, c.launch, when=w)), no_grad(sync(c.notice + c.tolist, when=w))]
 
 
@@ -382,13 +398,15 @@ def main():
     # host-costs-1.json was written while torch_host_costs was still called moesim-torch-host-contention.
     host_costs = measurements.get("moesim-torch-host-costs", []) + measurements.get("moesim-torch-host-contention", [])
     contexts = measurements.get("moesim-torch-step-context", [])
+    collectives = measurements.get("moesim-torch-collective-context", [])
     index_adds = measurements.get("moesim-torch-index-add-rates", [])
-    if not host_costs or not contexts or not index_adds or \
-            len(host_costs) + len(contexts) + len(index_adds) != len(measurement_files):
-        sys.exit("make_builtins: MEASUREMENTS must be torch_host_costs, torch_step_context and torch_index_add_rates "
-                 "records, at least one of each")
+    if not host_costs or not contexts or not collectives or not index_adds or \
+            len(host_costs) + len(contexts) + len(collectives) + len(index_adds) != len(measurement_files):
+        sys.exit("make_builtins: MEASUREMENTS must be torch_host_costs, torch_step_context, torch_collective_context "
+                 "and torch_index_add_rates records, at least one of each")
     c = Costs(host, launch_results, exchange_costs([r for _, r in host_costs]),
-              step_context([r for _, r in contexts]), index_add_slowdown([r for _, r in index_adds]))
+              step_context([r for _, r in contexts]), collective_context([r for _, r in collectives]),
+              index_add_slowdown([r for _, r in index_adds]))
     inputs = {"cpu_model": dispatch["cpu_model"], "date": dispatch["date_utc"][:10]}
     sources = (f"host: {os.path.basename(sys.argv[1])} (torch_dispatch_bench, torch {dispatch['torch']}, "
                f"{dispatch['cpu_model']}) + launch_bench launch_host {c.launch_alone:.2f} us, round trip beyond a launch "
@@ -398,7 +416,9 @@ def main():
                f"({len([r for _, r in contexts if r['device'] == 'cuda'])} CUDA runs of torch_step_context, "
                f"{contexts[0][1]['cpu_model']}); in a step: kernel op {c.forward:.2f}/{c.backward:.2f} us "
                f"forward/backward, sort_chunks {c.exchange['chunk_forward']:.2f}/{c.exchange['chunk_backward']:.2f} us "
-               f"per chunk, all-to-all launch {c.exchange['all_to_all']:.2f} us; bytes from dtypes, index_add_ "
+               f"per chunk, all-to-all launch {c.exchange['all_to_all']:.2f} us (its launch {c.collective_context:.3f}x "
+               f"the warm loop's, {', '.join(n for n, _ in collectives)}, torch_collective_context); bytes from "
+               f"dtypes, index_add_ "
                f"{c.index_add_slowdown:.2f}x a dense add's ({', '.join(n for n, _ in index_adds)}, torch_index_add_rates, "
                f"{index_adds[0][1]['gpu']}); GEMM and attention "
                f"at the hardware profile's rates; written by cost/implementations/make_builtins.py")
