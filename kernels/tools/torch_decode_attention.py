@@ -9,7 +9,8 @@ q [B, Hkv, G, d], k and v [B, Hkv, P, d]. G = 1 is multi-head attention (memory-
 G = 8 is Llama/Qwen-style GQA; G = 128 is absorbed MLA's shape (one latent key head for all 128 query heads;
 moesim's head dims here are 128, where MLA's are 576/512).
 FLOPs: 2 x B x Hkv x G x P x (d + d) (QK^T and PV); bytes: q, k, v and the output once.
-Times come from CUDA events around 10 calls after warm-up; the median per call is kept.
+Times come from CUDA events around 10 calls after warm-up, the stream held by a sleep kernel (cuda_timing.py);
+the median per call is kept.
 
     python3 kernels/tools/torch_decode_attention.py --json decode.json
 """
@@ -23,24 +24,10 @@ import torch
 from torch.nn.attention import SDPBackend, sdpa_kernel
 from torch.nn.functional import scaled_dot_product_attention as sdpa
 
+from cuda_timing import per_call_us  # kernels/tools/, next to this script
+
 BACKENDS = {"flash": SDPBackend.FLASH_ATTENTION, "cudnn": SDPBackend.CUDNN_ATTENTION,
             "efficient": SDPBackend.EFFICIENT_ATTENTION}
-
-
-def time_us(fn, warmup, repeats, calls=10):
-    for _ in range(warmup):
-        fn()
-    torch.cuda.synchronize()
-    samples = []
-    for _ in range(repeats):
-        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        start.record()
-        for _ in range(calls):
-            fn()
-        end.record()
-        end.synchronize()
-        samples.append(start.elapsed_time(end) * 1e3 / calls)
-    return statistics.median(samples), min(samples)
 
 
 def main():
@@ -51,6 +38,9 @@ def main():
     parser.add_argument("--query_heads", type=int, default=128, help="query heads per sequence (G=1: key heads)")
     parser.add_argument("--head_dim", type=int, default=128)
     parser.add_argument("--max_cache_gb", type=float, default=16, help="skip cases whose K and V exceed this")
+    parser.add_argument("--hold_ms", type=float, default=5.0,
+                        help="sleep kernel before each timed group, so the host's issue time stays out (0: none, "
+                             "as the 2026-11-27 data were taken)")
     parser.add_argument("--repeats", type=int, default=7)
     parser.add_argument("--warmup", type=int, default=3)
     parser.add_argument("--json", default="")
@@ -74,7 +64,9 @@ def main():
                 for name, backend in BACKENDS.items():
                     try:
                         with sdpa_kernel(backend):
-                            p50, best = time_us(lambda: sdpa(q, k, v), args.warmup, args.repeats)
+                            samples = per_call_us(lambda: sdpa(q, k, v), args.warmup, args.repeats,
+                                                  hold_ms=args.hold_ms)
+                            p50, best = statistics.median(samples), min(samples)
                     except RuntimeError:
                         continue
                     results.append({"backend": name, "batch": batch, "kv_heads": kv_heads, "group": group,
@@ -89,7 +81,8 @@ def main():
             json.dump({"schema_version": 1, "tool": "moesim-kernels/torch_decode_attention.py", "args": sys.argv,
                        "start_time": datetime.datetime.now(datetime.timezone.utc).isoformat(),
                        "torch": torch.__version__, "cuda": torch.version.cuda,
-                       "gpu": torch.cuda.get_device_name(0), "results": results}, f, indent=1)
+                       "gpu": torch.cuda.get_device_name(0),
+                       "timing": {"calls_per_event_pair": 10, "hold_ms": args.hold_ms}, "results": results}, f, indent=1)
 
 
 if __name__ == "__main__":

@@ -21,24 +21,14 @@ import time
 
 import torch
 
+from cuda_timing import per_call_us
 from torch_dispatch_bench import cpu_model
 
 
 def timed(fn, repeats, calls=10, warmup=3):
-    """Median over repeats of the GPU time per call of `calls` back-to-back calls: the host queues them faster
-    than the GPU runs them, so the host's issue time before the first is the only gap, shared by all."""
-    for _ in range(warmup):
-        fn()
-    times = []
-    for _ in range(repeats):
-        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        start.record()
-        for _ in range(calls):
-            fn()
-        end.record()
-        end.synchronize()
-        times.append(start.elapsed_time(end) * 1e3 / calls)
-    return statistics.median(times)
+    """Median over repeats of the GPU time per call of `calls` back-to-back calls (unheld: these kernels outlast
+    their issue)."""
+    return statistics.median(per_call_us(fn, warmup, repeats, calls))
 
 
 def case(tokens, hidden, k, dtype, repeats, device):

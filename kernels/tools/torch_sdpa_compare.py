@@ -22,32 +22,18 @@ import torch
 from torch.nn.attention import SDPBackend, sdpa_kernel
 from torch.nn.functional import scaled_dot_product_attention as sdpa
 
-from exclusive_file import open_exclusive  # kernels/tools/, next to this script
+from cuda_timing import per_call_us  # kernels/tools/, next to this script
+from exclusive_file import open_exclusive
 
 BACKENDS = {"flash": SDPBackend.FLASH_ATTENTION, "cudnn": SDPBackend.CUDNN_ATTENTION,
             "efficient": SDPBackend.EFFICIENT_ATTENTION}
 
 
 def time_ms(fn, warmup, iters, calls, hold_ms):
-    """Per-call GPU time: `calls` calls between two events, the stream held by a sleep kernel first so that the
-    host has queued every call before the start event runs. One call per event pair, unheld, also counts the
-    host's time to issue the call (SDPA's dispatch, autograd's backward) whenever the kernel is shorter: that
-    read a 32-head forward at L 2048 as 114 us where the kernel takes 83 (a Kineto trace of it)."""
-    for _ in range(warmup):
-        fn()
-    torch.cuda.synchronize()
-    samples = []
-    for _ in range(iters):
-        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        if hold_ms > 0:
-            torch.cuda._sleep(int(hold_ms * 1e-3 * 2e9))  # cycles at ~2 GHz: a hold, not a measurement
-        start.record()
-        for _ in range(calls):
-            fn()
-        end.record()
-        end.synchronize()
-        samples.append(start.elapsed_time(end) / calls)
-    return samples
+    """Per-call GPU milliseconds, the stream held (cuda_timing.per_call_us): one call per event pair, unheld, also
+    counts the host's time to issue the call whenever the kernel is shorter, which read a 32-head forward at
+    L 2048 as 114 us where the kernel takes 80 (data/calibration/2026-11-27-nvidia-h100-sdpa-held)."""
+    return [t * 1e-3 for t in per_call_us(fn, warmup, iters, calls, hold_ms)]
 
 
 def main():
