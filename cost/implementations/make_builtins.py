@@ -26,10 +26,14 @@ of such a stack:
     repeats one, so every op costs the host more; all of the host costs above but the GPU's round trip are
     multiplied by the measured ratio of an op's cost in a chain of all distinct ops to its cost in a cycle of 8
     (forward, and backward for what autograd runs);
-  - a collective's launch in the step's context, from kernels/tools/torch_collective_context.py on a GPU host
-    (COLLECTIVE_CONTEXT): all_to_all_single's launch between chains of distinct ops over the same launch in a warm
-    loop; it runs far more host code than a kernel op and loses more (about 3.8x against an op's 1.4x), so the
-    warm all-to-all launch is multiplied by that ratio instead (the autograd Function around it by the op's);
+  - a collective's launch in the step's context, from kernels/tools/torch_op_context.py (and its first version,
+    torch_collective_context.py) on a GPU host: all_to_all_single's launch after a chain of distinct ops over the
+    same launch in a warm loop; it runs far more host code than a kernel op and loses more (about 3.7x against an
+    op's 1.4x), so the warm all-to-all launch is multiplied by that ratio instead (the autograd Function around it
+    by the op's). The same tool measures a GEMM's and SDPA's launch after such a chain at 3.5-3.8x their warm
+    cost, but the stacks' own ranges show them far below that (a linear 59 us in a layer against 123-135 after
+    the chain): a chain of 57 distinct ops is a harsher context than a layer's, and only the all-to-all, whose
+    in-layer cost (181 us untraced) sits above the charge, takes the ratio;
   - GPU time of index_add_ (the scatter-add into token order): kernels/tools/torch_index_add_rates.py (INDEX_ADD)
     times it against a dense add of as many elements on a GPU; its atomic additions in bf16 run several times
     slower than streaming, so the step moves the dense add's bytes times the median ratio (its backward, a
@@ -37,8 +41,8 @@ of such a stack:
 
     python3 cost/implementations/make_builtins.py DISPATCH.json LAUNCH.json MEASUREMENTS.json... OUT_DIR
 
-MEASUREMENTS are torch_host_costs, torch_step_context, torch_collective_context and torch_index_add_rates records,
-told apart by their `tool` key.
+MEASUREMENTS are torch_host_costs, torch_step_context, torch_op_context (or torch_collective_context) and
+torch_index_add_rates records, told apart by their `tool` key.
 """
 import json
 import os
@@ -55,12 +59,14 @@ def step_context(records):
 
 
 def collective_context(records):
-    """An all-to-all launch's host cost between chains of distinct ops over its cost in a warm loop: the mean over the
-    CUDA runs of torch_collective_context of their ratios (each the mean over ranks of the median over rounds)."""
-    runs = [r for r in records if r["device"] == "cuda"]
-    if not runs:
-        sys.exit("make_builtins: no CUDA run of torch_collective_context among the measurements")
-    return round(sum(r["in_context_over_warm"] for r in runs) / len(runs), 3)
+    """An all-to-all launch's host cost after a chain of distinct ops over its cost in a warm loop: the mean over the
+    CUDA runs of torch_op_context (its all_to_all probe) and torch_collective_context of their ratios (each the mean
+    over ranks of the median over rounds)."""
+    ratios = [r["mean_over_ranks"]["all_to_all"]["in_context_over_warm"] if r["tool"] == "moesim-torch-op-context"
+              else r["in_context_over_warm"] for r in records if r["device"] == "cuda"]
+    if not ratios:
+        sys.exit("make_builtins: no CUDA run of torch_op_context among the measurements")
+    return round(sum(ratios) / len(ratios), 3)
 
 
 def index_add_slowdown(records):
@@ -398,12 +404,12 @@ def main():
     # host-costs-1.json was written while torch_host_costs was still called moesim-torch-host-contention.
     host_costs = measurements.get("moesim-torch-host-costs", []) + measurements.get("moesim-torch-host-contention", [])
     contexts = measurements.get("moesim-torch-step-context", [])
-    collectives = measurements.get("moesim-torch-collective-context", [])
+    collectives = measurements.get("moesim-torch-op-context", []) + measurements.get("moesim-torch-collective-context", [])
     index_adds = measurements.get("moesim-torch-index-add-rates", [])
     if not host_costs or not contexts or not collectives or not index_adds or \
             len(host_costs) + len(contexts) + len(collectives) + len(index_adds) != len(measurement_files):
-        sys.exit("make_builtins: MEASUREMENTS must be torch_host_costs, torch_step_context, torch_collective_context "
-                 "and torch_index_add_rates records, at least one of each")
+        sys.exit("make_builtins: MEASUREMENTS must be torch_host_costs, torch_step_context, torch_op_context and "
+                 "torch_index_add_rates records, at least one of each")
     c = Costs(host, launch_results, exchange_costs([r for _, r in host_costs]),
               step_context([r for _, r in contexts]), collective_context([r for _, r in collectives]),
               index_add_slowdown([r for _, r in index_adds]))
@@ -417,7 +423,7 @@ def main():
                f"{contexts[0][1]['cpu_model']}); in a step: kernel op {c.forward:.2f}/{c.backward:.2f} us "
                f"forward/backward, sort_chunks {c.exchange['chunk_forward']:.2f}/{c.exchange['chunk_backward']:.2f} us "
                f"per chunk, all-to-all launch {c.exchange['all_to_all']:.2f} us (its launch {c.collective_context:.3f}x "
-               f"the warm loop's, {', '.join(n for n, _ in collectives)}, torch_collective_context); bytes from "
+               f"the warm loop's, {', '.join(n for n, _ in collectives)}, torch_op_context); bytes from "
                f"dtypes, index_add_ "
                f"{c.index_add_slowdown:.2f}x a dense add's ({', '.join(n for n, _ in index_adds)}, torch_index_add_rates, "
                f"{index_adds[0][1]['gpu']}); GEMM and attention "

@@ -349,7 +349,7 @@ TEST_F(TorchStackGeneralization, LearnedFromOneTracePerStyleAndGpu) {
   // microbenchmark's loop, and by bf16 atomics four times slower than streaming. With attention at SDPA's
   // measured rate (read at its work, timed with the host's issue time left out: 2026-11-27 sdpa-held)
   // 13.9%/16.8%, 12.6%/15.5% and 12.5%/18.1%: the too-slow attention had hidden part of the misses that
-  // remain. An all-to-all launch at its host cost inside a step (2026-11-27 collective-context: 3.8x its warm
+  // remain. An all-to-all launch at its host cost inside a step (2026-11-27 op-context: 3.7x its warm
   // loop's) brings grouped to 11.9%/15.1% and loop to 12.2%/15.0%.
   for (const char* style : {"grouped", "loop", "hf-eager"})
     for (const char* gpu : {"h100", "h200"})

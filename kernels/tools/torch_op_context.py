@@ -1,0 +1,157 @@
+#!/usr/bin/env python3
+"""Host cost of an op whose launch runs much library code (an all-to-all, a GEMM, SDPA, a grouped GEMM) inside a
+step, against the same op in a warm loop, as torch_host_costs.py times it.
+
+torch_step_context.py finds that an eager op costs the host more when many different ops run between its calls
+(the interpreter's, the dispatcher's and the library's code and branch history are no longer in the core's
+caches): 1.43x for elementwise ops. Ops that run more host code before their kernel starts (c10d's work object
+and NCCL's enqueue; cuBLAS's heuristics; SDPA's backend selection) may lose more. N processes, one per GPU (NCCL
+for the all-to-all), time per round and probe:
+  - warm: `--calls` calls of the probe back to back (the all-to-all: all_to_all_single(async_op=True) with split
+    lists, then work.wait());
+  - chain: every op of torch_step_context's pool once (autograd recording on, as a training forward), `--reps`
+    times, shared by the probes;
+  - chain + probe: the same, each chain followed by one call of the probe;
+host issue time only (perf_counter; the device is synchronised outside the timed part). A probe's cost in a
+step's context is (chain + probe - chain) / reps; rounds alternate the order of the cases, and all ranks start
+each case at a barrier. The record gives per rank and as the mean over ranks the median and minimum over rounds,
+and per probe the ratio in context / warm that cost/implementations/make_builtins.py applies to its warm cost.
+The probes run at a layer's shape (torch_host_costs' sized cases: --rows x --width, 16 heads of 128 at 2048).
+
+    python3 kernels/tools/torch_op_context.py --processes 2 --out op-context.json
+"""
+import argparse
+import os
+import json
+import platform
+import statistics
+import time
+
+import torch
+import torch.distributed as dist
+import torch.multiprocessing as mp
+
+from torch_dispatch_bench import cpu_model
+from torch_host_costs import sized_op_cases
+from torch_step_context import op_pool, run_chain
+
+
+def timed(fn, sync, barrier):
+    sync()
+    barrier.wait()
+    start = time.perf_counter()
+    fn()
+    elapsed = time.perf_counter() - start
+    sync()
+    return elapsed * 1e6
+
+
+def probes(device, args, world):
+    """name -> one call of the probe."""
+    cuda = device.type == "cuda"
+    dtype = torch.bfloat16 if cuda else torch.float32
+    out = {name: fn for name, (fn, _) in sized_op_cases(device, args.rows, args.width, dtype).items()}
+    send = torch.randn(args.rows, args.width, device=device, dtype=dtype)
+    recv = torch.empty_like(send)
+    splits = [args.rows // world] * world
+    out["all_to_all"] = lambda: dist.all_to_all_single(recv, send, splits, splits, async_op=True).wait()
+    return out
+
+
+def measure(rank, world, args, barrier, queue):
+    cuda = args.device == "cuda"
+    device = torch.device("cuda", rank) if cuda else torch.device("cpu")
+    if cuda:
+        torch.cuda.set_device(device)
+    torch.set_num_threads(1)
+    os.environ.setdefault("MASTER_ADDR", "127.0.0.1")
+    os.environ["MASTER_PORT"] = str(args.port)
+    dist.init_process_group("nccl" if cuda else "gloo", rank=rank, world_size=world)
+    sync = torch.cuda.synchronize if cuda else (lambda: None)
+    torch.manual_seed(rank)
+    chain = [fn for _, fn in op_pool(device, 8, 16, torch.float32)]
+    leaf = torch.randn(8, 16, device=device, requires_grad=True)
+    calls = probes(device, args, world)
+
+    def chain_only():
+        for _ in range(args.reps):
+            run_chain(chain, leaf)
+
+    cases = {"chain": chain_only}
+    for name, probe in calls.items():
+        cases[name + ":warm"] = lambda probe=probe: [probe() for _ in range(args.calls)]
+
+        def in_chain(probe=probe):
+            for _ in range(args.reps):
+                run_chain(chain, leaf)
+                probe()
+        cases[name + ":chain"] = in_chain
+    for fn in cases.values():  # warm-up: every op, library handle and the communicator set up once
+        for _ in range(3):
+            timed(fn, sync, barrier)
+    samples = {name: [] for name in cases}
+    for round_ in range(args.rounds):
+        names = list(cases) if round_ % 2 == 0 else list(reversed(list(cases)))
+        for name in names:
+            samples[name].append(timed(cases[name], sync, barrier))
+    stats = lambda v: {"p50": statistics.median(v), "min": min(v)}  # noqa: E731
+    result = {"chain_per_op": stats([c / (args.reps * len(chain)) for c in samples["chain"]])}
+    for name in calls:
+        result[name] = {
+            "warm": stats([s / args.calls for s in samples[name + ":warm"]]),
+            "in_context": stats([(a - c) / args.reps for a, c in zip(samples[name + ":chain"], samples["chain"])]),
+        }
+    dist.destroy_process_group()
+    queue.put((rank, result))
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--processes", type=int, default=2)
+    parser.add_argument("--device", default="cuda", choices=("cpu", "cuda"))
+    parser.add_argument("--rounds", type=int, default=40)
+    parser.add_argument("--calls", type=int, default=20, help="probe calls per warm sample")
+    parser.add_argument("--reps", type=int, default=5, help="chains per context sample")
+    parser.add_argument("--rows", type=int, default=2048)
+    parser.add_argument("--width", type=int, default=2048)
+    parser.add_argument("--port", type=int, default=29731)
+    parser.add_argument("--out", required=True)
+    args = parser.parse_args()
+    world = args.processes
+    ctx = mp.get_context("spawn")
+    barrier, queue = ctx.Barrier(world), ctx.Queue()
+    procs = [ctx.Process(target=measure, args=(r, world, args, barrier, queue)) for r in range(world)]
+    for p in procs:
+        p.start()
+    per_rank = dict(queue.get() for _ in procs)
+    for p in procs:
+        p.join()
+    ranks = [per_rank[r] for r in sorted(per_rank)]
+
+    def mean(path):
+        node = list(ranks)
+        for key in path:
+            node = [n[key] for n in node]
+        return {s: statistics.mean(n[s] for n in node) for s in ("p50", "min")}
+
+    summary = {"chain_per_op": mean(["chain_per_op"])}
+    for name in ranks[0]:
+        if name == "chain_per_op":
+            continue
+        warm, in_context = mean([name, "warm"]), mean([name, "in_context"])
+        summary[name] = {"warm": warm, "in_context": in_context, "in_context_over_warm": in_context["p50"] / warm["p50"]}
+        print(f"{name:12s} warm {warm['p50']:8.2f} us, in a step's context {in_context['p50']:8.2f} us: "
+              f"{summary[name]['in_context_over_warm']:.3f}x (mean over {world} ranks of the medians)")
+    print(f"chain op     {summary['chain_per_op']['p50']:8.2f} us")
+    record = {"schema_version": 1, "tool": "moesim-torch-op-context", "unit": "us",
+              "date_utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "cpu_model": cpu_model(),
+              "device": args.device, "gpu": torch.cuda.get_device_name() if args.device == "cuda" else None,
+              "torch": torch.__version__, "python": platform.python_version(), "processes": world,
+              "rounds": args.rounds, "calls": args.calls, "reps": args.reps, "rows": args.rows,
+              "width": args.width, "ranks": ranks, "mean_over_ranks": summary}
+    with open(args.out, "w") as f:
+        json.dump(record, f, indent=1)
+
+
+if __name__ == "__main__":
+    main()
