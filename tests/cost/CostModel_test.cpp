@@ -133,19 +133,18 @@ TEST(CostModel, AttentionOverACacheRunsAtTheRateOfItsScorePairs) {
               1e-6 * no_cache.compute_ns);
 }
 
-// Measured: torch SDPA over a KV cache (kernels/tools/torch_decode_attention.py) on one H100 and one H200,
-// 128 query heads sharing one key head (absorbed MLA's shape at head dim 128), 1 query a sequence after
-// 1,024-4,096 cached keys, cuDNN. The shipped calibrated curves were measured on causal prefill only. The
-// tool timed 10 calls per event pair without holding the stream, so a call whose kernel is shorter than
-// SDPA's issue time on the host (about 35-55 us) measures the host: the 8- and 32-sequence cases and those
-// under 50 us are left out. Read at the work of the call's score pairs the curve predicts the other calls
-// within 8% (H100, 5 calls) and 16% (H200, 3); read at the query length (1: the curve's floor) 3.3-5.7x too
-// slow.
+// Measured: torch SDPA over a KV cache (kernels/tools/torch_decode_attention.py, the stream held) on one H100
+// and one H200, 128 query heads sharing one key head (absorbed MLA's shape at head dim 128), 1 query a
+// sequence after 512-8,192 cached keys, cuDNN. The shipped calibrated curves were measured on causal prefill
+// only. Read at the work of the call's score pairs they predict the calls of 64-256 sequences over 1,024 keys
+// or more within 18% (H100: 0.95-1.18 of the measured time) and 31% (H200: 0.83-1.30); read at the query
+// length (1: the curve's floor) 2.6-6.0x too slow. Calls of fewer sequences hold too few work items for the
+// SMs: 8 sequences run 2.1-4.6x slower than their work reads, which no curve over work can say.
 TEST(CostModel, DecodeAttentionOverACacheFollowsItsScorePairs) {
   const std::string data = std::string(MOESIM_TEST_DATA_DIR) + "/data/calibration/";
   for (const auto& [gpu, file, bound] :
-       {std::tuple{"h100", "2026-11-27-nvidia-h100-decode-attention/decode-h100.json", 0.08},
-        std::tuple{"h200", "2026-11-27-nvidia-h200-sdpa-held/decode-h200.json", 0.16}}) {
+       {std::tuple{"h100", "2026-11-27-nvidia-h100-decode-held/decode-held.json", 0.18},
+        std::tuple{"h200", "2026-11-27-nvidia-h200-decode-held/decode-held.json", 0.31}}) {
     std::ifstream in(data + file);
     ASSERT_TRUE(in) << file;
     const auto doc = nlohmann::json::parse(in);
@@ -155,7 +154,7 @@ TEST(CostModel, DecodeAttentionOverACacheFollowsItsScorePairs) {
       if (r.at("backend") != "cudnn" || r.at("group").get<int>() != 128) continue;
       const double measured = r.at("time_us").at("p50");
       const std::int64_t batch = r.at("batch"), cached = r.at("cached");
-      if (batch < 128 || measured < 50) continue;
+      if (batch < 64 || cached < 1024) continue;
       models::KernelCost cost;
       cost.name = "attn_core.flash_fwd";
       cost.kind = models::KernelClass::ATTENTION;
@@ -171,9 +170,9 @@ TEST(CostModel, DecodeAttentionOverACacheFollowsItsScorePairs) {
       };
       const double pairs = time_us(cached), floor = time_us(0);
       EXPECT_NEAR(pairs / measured, 1.0, bound) << gpu << " B " << batch << " P " << cached;
-      EXPECT_GT(floor / measured, 3.0) << gpu << " B " << batch << " P " << cached;
+      EXPECT_GT(floor / measured, 2.5) << gpu << " B " << batch << " P " << cached;
       ++compared;
     }
-    EXPECT_EQ(compared, std::string(gpu) == "h100" ? 5 : 3) << gpu;
+    EXPECT_EQ(compared, 12) << gpu;
   }
 }
