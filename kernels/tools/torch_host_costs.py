@@ -87,17 +87,23 @@ def forward_and_backward(fn, iters, repeats, sync, per):
             {k: (total[k] - forward[k]) / per for k in ("p50", "min", "max")})
 
 
-def measure(rank, world, args, barrier, queue):
-    cuda = args.device == "cuda"
+def start_rank(rank, world, device_kind, port):
+    """One of `world` processes started together: its GPU (cuda:rank) or the CPU, one intra-op thread, and with
+    world > 1 a process group (NCCL, gloo on the CPU). Returns the device and its synchronise call."""
+    cuda = device_kind == "cuda"
     device = torch.device("cuda", rank) if cuda else torch.device("cpu")
     if cuda:
         torch.cuda.set_device(device)
     torch.set_num_threads(1)
     if world > 1:
         os.environ.setdefault("MASTER_ADDR", "127.0.0.1")
-        os.environ["MASTER_PORT"] = str(args.port + world)
+        os.environ["MASTER_PORT"] = str(port)
         dist.init_process_group("nccl" if cuda else "gloo", rank=rank, world_size=world)
-    sync = torch.cuda.synchronize if cuda else (lambda: None)
+    return device, (torch.cuda.synchronize if cuda else (lambda: None))
+
+
+def measure(rank, world, args, barrier, queue):
+    device, sync = start_rank(rank, world, args.device, args.port + world)
     dtype = getattr(torch, args.dtype)
     results = {}
 

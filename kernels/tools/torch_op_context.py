@@ -21,7 +21,6 @@ The probes run at a layer's shape (torch_host_costs' sized cases: --rows x --wid
     python3 kernels/tools/torch_op_context.py --processes 2 --out op-context.json
 """
 import argparse
-import os
 import json
 import platform
 import statistics
@@ -32,7 +31,7 @@ import torch.distributed as dist
 import torch.multiprocessing as mp
 
 from torch_dispatch_bench import cpu_model
-from torch_host_costs import sized_op_cases
+from torch_host_costs import sized_op_cases, start_rank
 from torch_step_context import op_pool, run_chain
 
 
@@ -59,15 +58,7 @@ def probes(device, args, world):
 
 
 def measure(rank, world, args, barrier, queue):
-    cuda = args.device == "cuda"
-    device = torch.device("cuda", rank) if cuda else torch.device("cpu")
-    if cuda:
-        torch.cuda.set_device(device)
-    torch.set_num_threads(1)
-    os.environ.setdefault("MASTER_ADDR", "127.0.0.1")
-    os.environ["MASTER_PORT"] = str(args.port)
-    dist.init_process_group("nccl" if cuda else "gloo", rank=rank, world_size=world)
-    sync = torch.cuda.synchronize if cuda else (lambda: None)
+    device, sync = start_rank(rank, world, args.device, args.port)
     torch.manual_seed(rank)
     chain = [fn for _, fn in op_pool(device, 8, 16, torch.float32)]
     leaf = torch.randn(8, 16, device=device, requires_grad=True)
