@@ -34,6 +34,12 @@ of such a stack:
     cost, but the stacks' own ranges show them far below that (a linear 59 us in a layer against 123-135 after
     the chain): a chain of 57 distinct ops is a harsher context than a layer's, and only the all-to-all, whose
     in-layer cost (181 us untraced) sits above the charge, takes the ratio;
+  - GPU time of the elementwise ops that PyTorch runs on its generic path (an operand broadcast or a strided view:
+    RMSNorm's casts and multiplies, RoPE's rotate-half, SwiGLU on the halves of a fused projection, the routing
+    weight's multiply): kernels/tools/torch_elementwise_paths.py (ELEMENTWISE) times each such op of these layers
+    against a vectorized multiply of the same case on a GPU; such a step moves its bytes times its op's slowdown
+    (the median over cases of 16,384 rows and more, bf16, averaged over the GPUs measured: the profiles serve every
+    GPU), in forward and in backward, whose kernels take the same path (its factor there is not measured);
   - GPU time of index_add_ (the scatter-add into token order): kernels/tools/torch_index_add_rates.py (INDEX_ADD)
     times it against a dense add of as many elements on a GPU; its atomic additions in bf16 run several times
     slower than streaming, so the step moves the dense add's bytes times the median ratio (its backward, a
@@ -41,11 +47,12 @@ of such a stack:
 
     python3 cost/implementations/make_builtins.py DISPATCH.json LAUNCH.json MEASUREMENTS.json... OUT_DIR
 
-MEASUREMENTS are torch_host_costs, torch_step_context, torch_op_context (or torch_collective_context) and
-torch_index_add_rates records, told apart by their `tool` key.
+MEASUREMENTS are torch_host_costs, torch_step_context, torch_op_context (or torch_collective_context),
+torch_index_add_rates and torch_elementwise_paths records, told apart by their `tool` key.
 """
 import json
 import os
+import statistics
 import sys
 
 
@@ -76,6 +83,23 @@ def index_add_slowdown(records):
         sys.exit("make_builtins: no bfloat16 case among the torch_index_add_rates records")
     middle = len(ratios) // 2
     return round(ratios[middle] if len(ratios) % 2 else (ratios[middle - 1] + ratios[middle]) / 2, 3)
+
+
+PATH_MIN_ROWS = 16384  # below, a case is short enough for launch latency to blur the path's streaming rate
+
+
+def elementwise_paths(records):
+    """Per measured op, its bf16 GPU time over a vectorized multiply's for its bytes: per record (a GPU) the median
+    over the cases of PATH_MIN_ROWS rows or more, then the mean over records."""
+    per_gpu = []
+    for record in records:
+        ratios = {}
+        for r in record["results"]:
+            if r["dtype"] == "bfloat16" and r["rows"] >= PATH_MIN_ROWS:
+                ratios.setdefault(r["op"], []).append(r["over_dense_rate"])
+        per_gpu.append({op: statistics.median(v) for op, v in ratios.items()})
+    ops = set.intersection(*(set(g) for g in per_gpu))
+    return {op: round(sum(g[op] for g in per_gpu) / len(per_gpu), 2) for op in sorted(ops) if op != "dense_mul"}
 
 
 def exchange_costs(records):
@@ -118,8 +142,9 @@ class Costs:
     copy (the round trip beyond a launch, the GPU's: not scaled). Ops of every class cost alike: the layer cases
     differ by less than the bench's own spread."""
 
-    def __init__(self, host, launch, exchange, context, collective, index_add_slowdown):
+    def __init__(self, host, launch, exchange, context, collective, index_add_slowdown, paths):
         forward, backward = context["forward"], context["backward"]
+        self.paths = paths
         self.context = context
         self.collective_context = collective
         self.index_add_slowdown = index_add_slowdown
@@ -143,6 +168,12 @@ class Costs:
 
     def backward_op(self):
         return self.backward
+
+    def bytes_on_path(self, bytes_per_element, op):
+        """Bytes per element of a step that runs as measured op `op` of torch_elementwise_paths."""
+        if op not in self.paths:
+            sys.exit(f"make_builtins: no torch_elementwise_paths measurement of {op}")
+        return round(bytes_per_element * self.paths[op], 2)
 
 
 # Step builders (cost/IMPL_FORMAT.md). bpe: bytes per element of rows x width.
@@ -219,19 +250,20 @@ def index_add(c, rows, repeat="once"):
 
 def rms_norm(c, width="hidden"):
     """HF RMSNorm: x.float(), pow, mean, + eps, rsqrt, *, .to(bf16), weight *."""
-    e, r = c.op("elementwise"), c.op("reduction")
-    return [mem("to_float", "tokens", width, 6, e), mem("pow", "tokens", width, 8, e),
-            mem("mean", "tokens", width, 4, r), mem("add_eps", "tokens", "one", 8, e),
-            mem("rsqrt", "tokens", "one", 8, e), mem("mul", "tokens", width, 8, e),
-            mem("to_bf16", "tokens", width, 6, e), mem("mul_weight", "tokens", width, 4, e)]
+    e, r, b = c.op("elementwise"), c.op("reduction"), c.bytes_on_path
+    return [mem("to_float", "tokens", width, b(6, "norm_to_float"), e), mem("pow", "tokens", width, b(8, "norm_pow"), e),
+            mem("mean", "tokens", width, b(4, "norm_mean"), r), mem("add_eps", "tokens", "one", 8, e),
+            mem("rsqrt", "tokens", "one", 8, e), mem("mul", "tokens", width, b(8, "norm_mul_rsqrt"), e),
+            mem("to_bf16", "tokens", width, b(6, "norm_to_bf16"), e),
+            mem("mul_weight", "tokens", width, b(4, "norm_mul_weight"), e)]
 
 
 def rope(c, width):
     """Rotate-half RoPE of one tensor: -x[..., half:], cat, x * cos, rotated * sin, add (bf16)."""
-    e = c.op("elementwise", views=2)
-    return [mem("neg", "tokens", width, 2, e), mem("cat", "tokens", width, 4, c.op("cat")),
-            mem("mul_cos", "tokens", width, 4, e), mem("mul_sin", "tokens", width, 4, e),
-            mem("add", "tokens", width, 6, e)]
+    e, b = c.op("elementwise", views=2), c.bytes_on_path
+    return [mem("neg", "tokens", width, b(2, "rope_neg"), e), mem("cat", "tokens", width, b(4, "rope_cat"), c.op("cat")),
+            mem("mul_cos", "tokens", width, b(4, "rope_mul_cos"), e),
+            mem("mul_sin", "tokens", width, b(4, "rope_mul_sin"), e), mem("add", "tokens", width, b(6, "rope_add"), e)]
 
 
 def attention_qkv(c, kind):
@@ -281,14 +313,16 @@ def permute(c, when=None):
 def unpermute(c, when=None):
     e = c.op("elementwise")
     steps = [mem("zeros", "tokens", "hidden", 2, e), no_grad(mem("weights_by_row", "routed_rows", "one", 12, c.op("index"))),
-            no_grad(mem("floor_divide", "routed_rows", "one", 16, e)), mem("mul_weight", "routed_rows", "hidden", 4, e),
+            no_grad(mem("floor_divide", "routed_rows", "one", 16, e)),
+            mem("mul_weight", "routed_rows", "hidden", c.bytes_on_path(4, "mul_rows"), e),
             index_add(c, "routed_rows")]
     return [dict(s, when=when) for s in steps] if when else steps
 
 
 def swiglu_activation(c, rows, width, repeat="once"):
-    e = c.op("elementwise", views=1)
-    return [mem("silu", rows, width, 4, e, repeat), mem("mul", rows, width, 6, e, repeat)]
+    """silu(gate) * up on the halves of a fused gate/up projection (strided views)."""
+    e, b = c.op("elementwise", views=1), c.bytes_on_path
+    return [mem("silu", rows, width, b(4, "silu_chunk"), e, repeat), mem("mul", rows, width, b(6, "mul_chunk"), e, repeat)]
 
 
 def grouped_experts(c):
@@ -319,7 +353,7 @@ def loop_experts(c):
             mem("gather", "expert_rows", "hidden", 4, c.op("index"), p), gemm(c.op("mm"), "fc1", p)] + \
         swiglu_activation(c, "expert_rows", "expert_ffn", p) + [
         gemm(c.op("mm"), "fc2", p), no_grad(mem("weight", "expert_rows", "one", 12, c.op("index"), p)),
-        mem("mul_weight", "expert_rows", "hidden", 4, e, p),
+        mem("mul_weight", "expert_rows", "hidden", c.bytes_on_path(4, "mul_rows"), e, p),
         index_add(c, "expert_rows", p)]
     return head + body
 
@@ -406,13 +440,14 @@ def main():
     contexts = measurements.get("moesim-torch-step-context", [])
     collectives = measurements.get("moesim-torch-op-context", []) + measurements.get("moesim-torch-collective-context", [])
     index_adds = measurements.get("moesim-torch-index-add-rates", [])
-    if not host_costs or not contexts or not collectives or not index_adds or \
-            len(host_costs) + len(contexts) + len(collectives) + len(index_adds) != len(measurement_files):
-        sys.exit("make_builtins: MEASUREMENTS must be torch_host_costs, torch_step_context, torch_op_context and "
-                 "torch_index_add_rates records, at least one of each")
+    paths = measurements.get("moesim-torch-elementwise-paths", [])
+    if not host_costs or not contexts or not collectives or not index_adds or not paths or \
+            len(host_costs) + len(contexts) + len(collectives) + len(index_adds) + len(paths) != len(measurement_files):
+        sys.exit("make_builtins: MEASUREMENTS must be torch_host_costs, torch_step_context, torch_op_context, "
+                 "torch_index_add_rates and torch_elementwise_paths records, at least one of each")
     c = Costs(host, launch_results, exchange_costs([r for _, r in host_costs]),
               step_context([r for _, r in contexts]), collective_context([r for _, r in collectives]),
-              index_add_slowdown([r for _, r in index_adds]))
+              index_add_slowdown([r for _, r in index_adds]), elementwise_paths([r for _, r in paths]))
     inputs = {"cpu_model": dispatch["cpu_model"], "date": dispatch["date_utc"][:10]}
     sources = (f"host: {os.path.basename(sys.argv[1])} (torch_dispatch_bench, torch {dispatch['torch']}, "
                f"{dispatch['cpu_model']}) + launch_bench launch_host {c.launch_alone:.2f} us, round trip beyond a launch "
@@ -426,7 +461,9 @@ def main():
                f"the warm loop's, {', '.join(n for n, _ in collectives)}, torch_op_context); bytes from "
                f"dtypes, index_add_ "
                f"{c.index_add_slowdown:.2f}x a dense add's ({', '.join(n for n, _ in index_adds)}, torch_index_add_rates, "
-               f"{index_adds[0][1]['gpu']}); GEMM and attention "
+               f"{index_adds[0][1]['gpu']}); generic-path elementwise ops (broadcast or strided operands) "
+               f"{min(c.paths.values()):.2f}-{max(c.paths.values()):.2f}x their bytes' time ("
+               f"{', '.join(r['gpu'] for _, r in paths)}, torch_elementwise_paths); GEMM and attention "
                f"at the hardware profile's rates; written by cost/implementations/make_builtins.py")
     for name, style, what in (("eager", "loop", "eager PyTorch MoE layers, routed experts as a loop over the experts "
                                "hit (transformers' eager experts)"),

@@ -331,16 +331,19 @@ TEST_F(TorchStackGeneralization, LearnedFromOneTracePerStyleAndGpu) {
   print("shipped", with_shipped);
   const double h100_spread = measured_speedup_spread(*records_, "h100");
   ASSERT_EQ(with_learned.size(), 8u);  // 4 styles x 2 GPUs
-  // A learned profile predicts its style better than the shipped default does, but for transformers' eager
-  // experts: there the shipped default, since it charges host costs in a step's context (torch_step_context),
-  // is closer (mean 17.3%/17.6% on H100/H200 against the learned 24.2%/26.1%), because the learner scales all
-  // of a trace's host gaps by one profiler ratio per step and this style's host blocks at every expert.
-  for (const auto& [key, b] : with_learned) {
-    SCOPED_TRACE(key.first + " " + key.second);
-    if (key.first == "hf-eager")
-      EXPECT_LT(with_shipped.at(key).all.mean_abs(), b.all.mean_abs());
-    else
-      EXPECT_LT(b.all.mean_abs(), with_shipped.at(key).all.mean_abs());
+  // Learned against shipped, where the measurement separates them: transformers' grouped_mm, whose expert
+  // code differs most from the shipped `grouped` profile's, is predicted better learned (mean 12.6%/15.6% on
+  // H100/H200 against 19.9%/26.1%); transformers' eager experts better shipped (15.1%/15.5% against
+  // 24.2%/26.1%), because the learner scales all of a trace's host gaps by one profiler ratio per step and
+  // this style's host blocks at every expert. For the reference styles the two are close (grouped 15.7%
+  // learned against 13.7% shipped on H100, 10.4% against 14.3% on H200; loop 13.2/13.2% and 11.8/14.1%): both
+  // are bounded below instead.
+  for (const char* gpu : {"h100", "h200"}) {
+    SCOPED_TRACE(gpu);
+    EXPECT_LT(with_learned.at({"hf-grouped_mm", gpu}).all.mean_abs(),
+              with_shipped.at({"hf-grouped_mm", gpu}).all.mean_abs());
+    EXPECT_LT(with_shipped.at({"hf-eager", gpu}).all.mean_abs(),
+              with_learned.at({"hf-eager", gpu}).all.mean_abs());
   }
   // The shipped profiles with host costs in a step's context and index_add_ at its measured speed
   // (data/calibration, 2026-11-27 step-context and index-add): median |step error| grouped 12.8%/15.3%
@@ -350,10 +353,13 @@ TEST_F(TorchStackGeneralization, LearnedFromOneTracePerStyleAndGpu) {
   // measured rate (read at its work, timed with the host's issue time left out: 2026-11-27 sdpa-held)
   // 13.9%/16.8%, 12.6%/15.5% and 12.5%/18.1%: the too-slow attention had hidden part of the misses that
   // remain. An all-to-all launch at its host cost inside a step (2026-11-27 op-context: 3.7x its warm
-  // loop's) brings grouped to 11.9%/15.1% and loop to 12.2%/15.0%.
+  // loop's) brings grouped to 11.9%/15.1% and loop to 12.2%/15.0%. Elementwise ops on PyTorch's generic path
+  // (broadcast or strided operands: RMSNorm, RoPE, SwiGLU's halves, routing weights) at their measured
+  // slowdown (2026-11-27 elementwise-paths, 1.0-3.7x their bytes' streaming time): grouped 8.7%/10.8%, loop
+  // 10.3%/11.5%, transformers' eager 10.8%/14.9%, transformers' grouped_mm 20.7%/31.3% (33.8%/36.7%).
   for (const char* style : {"grouped", "loop", "hf-eager"})
     for (const char* gpu : {"h100", "h200"})
-      EXPECT_LE(with_shipped.at({style, gpu}).all.median_abs(), 20.0) << style << " " << gpu;
+      EXPECT_LE(with_shipped.at({style, gpu}).all.median_abs(), 15.0) << style << " " << gpu;
   // Bounds the measurement above shows (see the commit message and the README's table).
   const auto learned = [&](const char* style, const char* gpu) { return with_learned.at({style, gpu}).all; };
   EXPECT_LE(learned("grouped", "h100").median_abs(), 10.0);
@@ -378,14 +384,16 @@ TEST_F(TorchStackGeneralization, LearnedFromOneTracePerStyleAndGpu) {
   // H200 (one device call, so no measured spread of its FarSkip speedup to bound it by): the H100 bounds.
   EXPECT_LE(learned("grouped", "h200").median_abs(), 10.0);
   EXPECT_LE(learned("loop", "h200").median_abs(), 10.0);
-  // Cross-GPU transfer: a profile learned on the other GPU's trace still beats the shipped default for the
-  // grouped-GEMM styles, which the shipped default predicts worst. (The loop styles: the H100-learned loop
-  // profile's mean is 16.9% on H200 against the shipped 16.3%; transformers' eager as above.)
+  // Cross-GPU transfer: a profile learned on the other GPU's trace still beats the shipped default for
+  // transformers' grouped_mm, which the shipped default predicts worst (H100-learned on H200 16.6%,
+  // H200-learned on H100 15.5%, against 26.1% and 19.9%). (The reference styles' shipped defaults are as
+  // close or closer: grouped 13.7%/14.3% against 15.3% and 11.4% transferred, loop 13.2%/14.1% against 12.5%
+  // and 16.8%.)
   for (const char* gpu : {"h100", "h200"}) {
     const Buckets transferred = errors(learned_on(gpu));
     print(std::string(gpu) + "-learned", transferred);
     for (const auto& [key, b] : transferred) {
-      if (key.first != "grouped" && key.first != "hf-grouped_mm") continue;
+      if (key.first != "hf-grouped_mm") continue;
       SCOPED_TRACE(std::string(gpu) + "-learned " + key.first + " " + key.second);
       EXPECT_LT(b.all.mean_abs(), with_shipped.at(key).all.mean_abs());
     }
