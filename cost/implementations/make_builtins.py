@@ -4,8 +4,8 @@
 They describe eager PyTorch MoE stacks from first principles and microbenchmarks, with nothing taken from a timing
 of such a stack:
   - kernels per op: read from the code such stacks run (transformers' Llama/Qwen3/Mixtral/DeepSeek-V2 layers:
-    RMSNorm in float32, rotate-half RoPE, SDPA attention, softmax/top-k routers; `eager` experts as transformers'
-    loop over the experts hit, `grouped` as Megatron's permute -> grouped GEMM -> unpermute, which is also
+    RMSNorm in float32, rotate-half RoPE, Qwen3's per-head q/k RMSNorm (steps `when: qk_norm`), SDPA attention,
+    softmax/top-k routers; `eager` experts as transformers' loop over the experts hit, `grouped` as Megatron's permute -> grouped GEMM -> unpermute, which is also
     transformers' grouped_mm path), and for EP > 1 Megatron's split-size exchange and chunk sort;
   - GPU time: GEMMs and attention at the hardware profile's own rates (efficiency 1); every other kernel moves
     the bytes its dtypes say (bf16 2 bytes, float32 4, int64 8; read + write per element of the tensor it works
@@ -266,9 +266,14 @@ def rope(c, width):
             mem("mul_sin", "tokens", width, b(4, "rope_mul_sin"), e), mem("add", "tokens", width, b(6, "rope_add"), e)]
 
 
+def qk_norm(c):
+    """Qwen3's q_norm and k_norm: HF RMSNorm over each head of the projected queries and keys, before RoPE."""
+    return [dict(s, when="qk_norm") for s in rms_norm(c, "q_width") + rms_norm(c, "kv_width")]
+
+
 def attention_qkv(c, kind):
     if kind != "mla":
-        return [gemm(c.op("mm"))] + rope(c, "q_width") + rope(c, "kv_width")
+        return [gemm(c.op("mm"))] + qk_norm(c) + rope(c, "q_width") + rope(c, "kv_width")
     # DeepSeek-V2: q projection, kv down-projection, latent RMSNorm, kv up-projection, RoPE on the rotary
     # parts, q and k assembled by cat (moesim's GEMMs of the op, in its order, as one group).
     return ([gemm(c.op("mm", views=4))] + rms_norm(c, "kv_width") + rope(c, "heads") + rope(c, "one")

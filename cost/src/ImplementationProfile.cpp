@@ -55,8 +55,9 @@ constexpr NameTable<ImplWidth, 13> kWidthNames = {{{ImplWidth::ONE, "one"},
                                                    {ImplWidth::V_WIDTH, "v_width"},
                                                    {ImplWidth::HEADS, "heads"},
                                                    {ImplWidth::EXPERT_WEIGHTS, "expert_weights"}}};
-constexpr NameTable<ImplCondition, 2> kConditionNames = {
-    {{ImplCondition::ALWAYS, "always"}, {ImplCondition::MULTI_RANK, "ep>1"}}};
+constexpr NameTable<ImplCondition, 3> kConditionNames = {{{ImplCondition::ALWAYS, "always"},
+                                                          {ImplCondition::MULTI_RANK, "ep>1"},
+                                                          {ImplCondition::QK_NORM, "qk_norm"}}};
 constexpr NameTable<models::AttentionType, 3> kAttentionNames = {{{models::AttentionType::MHA, "mha"},
                                                                   {models::AttentionType::GQA, "gqa"},
                                                                   {models::AttentionType::MLA, "mla"}}};

@@ -101,14 +101,17 @@ class Attention(nn.Module):
             rotary_dim = a.rope_head_dim
         else:
             self.w_qkv = w((a.heads + 2 * a.kv_heads) * a.head_dim, hidden, 1)
+            if a.qk_norm:  # Qwen3: each head of q and k RMS-normalized before RoPE
+                self.q_norm, self.k_norm = RMSNorm(a.head_dim, dtype, device), RMSNorm(a.head_dim, dtype, device)
             rotary_dim = a.head_dim
         self.w_o = w(hidden, a.heads * a.value_head_dim, 5)
         cos, sin = rotary_tables(seq, rotary_dim, dtype, device)
         self.register_buffer("cos", cos, persistent=False)
         self.register_buffer("sin", sin, persistent=False)
 
-    def _heads(self, x, heads, dim):
-        return x.view(-1, self.seq, heads, dim).transpose(1, 2)
+    def _heads(self, x, heads, dim, norm=None):
+        x = x.view(-1, self.seq, heads, dim)
+        return (norm(x) if norm is not None else x).transpose(1, 2)
 
     def qkv(self, x):
         """[tokens, hidden] -> q, k, v as [batch, heads, seq, dim], RoPE applied."""
@@ -116,7 +119,9 @@ class Attention(nn.Module):
         if not self.mla:
             q, k, v = F.linear(x, self.w_qkv).split(
                 [a.heads * a.head_dim, a.kv_heads * a.head_dim, a.kv_heads * a.head_dim], dim=-1)
-            q, k, v = (self._heads(t, n, a.head_dim) for t, n in ((q, a.heads), (k, a.kv_heads), (v, a.kv_heads)))
+            norms = (self.q_norm, self.k_norm) if a.qk_norm else (None, None)
+            q, k = self._heads(q, a.heads, a.head_dim, norms[0]), self._heads(k, a.kv_heads, a.head_dim, norms[1])
+            v = self._heads(v, a.kv_heads, a.head_dim)
             return apply_rotary(q, self.cos, self.sin), apply_rotary(k, self.cos, self.sin), v
         if a.q_lora_rank:
             q = F.linear(self.q_a_norm(F.linear(x, self.w_q_a)), self.w_q_b)

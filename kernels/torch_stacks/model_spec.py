@@ -17,6 +17,7 @@ class AttentionShape:
     q_lora_rank: int = 0
     rope_head_dim: int = 0
     v_head_dim: int = 0
+    qk_norm: bool = False  # per-head RMSNorm of queries and keys before RoPE (Qwen3)
 
     @property
     def qk_head_dim(self):
@@ -52,6 +53,8 @@ def _field(obj, key, path, file, kind=int, minimum=None):
         raise SpecError(f"{file}: {path}/{key} = {json.dumps(value)}: expected an integer")
     if kind is str and not isinstance(value, str):
         raise SpecError(f"{file}: {path}/{key} = {json.dumps(value)}: expected a string")
+    if kind is bool and not isinstance(value, bool):
+        raise SpecError(f"{file}: {path}/{key} = {json.dumps(value)}: expected true or false")
     if minimum is not None and value < minimum:
         raise SpecError(f"{file}: {path}/{key} = {value}: must be >= {minimum}")
     return value
@@ -82,6 +85,7 @@ def parse_layer_shape(spec, file="<model>"):
         q_lora_rank=_field(a, "q_lora_rank", "/attention", file, minimum=0) if mla else 0,
         rope_head_dim=_field(a, "rope_head_dim", "/attention", file, minimum=2) if mla else 0,
         v_head_dim=_field(a, "v_head_dim", "/attention", file, minimum=1) if mla else 0,
+        qk_norm=_field(a, "qk_norm", "/attention", file, bool) if "qk_norm" in a else False,
     )
     if attention.heads % attention.kv_heads:
         raise SpecError(f"{file}: /attention/kv_heads = {attention.kv_heads}: must divide heads ({attention.heads})")
@@ -124,6 +128,6 @@ def scaled(shape, divisor):
     kv_heads = max(1, a.kv_heads // divisor)
     attention = AttentionShape(a.kind, kv_heads * (a.heads // a.kv_heads), kv_heads, shrink(a.head_dim),
                                shrink(a.kv_lora_rank), shrink(a.q_lora_rank), shrink(a.rope_head_dim, 2),
-                               shrink(a.v_head_dim))
+                               shrink(a.v_head_dim), a.qk_norm)
     return LayerShape(shape.name, shrink(shape.hidden), attention, shape.experts, shape.top_k,
                       shrink(shape.expert_ffn), shape.shared_experts, shrink(shape.shared_ffn))

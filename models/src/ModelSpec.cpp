@@ -93,6 +93,7 @@ AttentionSpec read_attention(JsonObject object) {
   attention.heads = positive_int(object, "heads", kMaxHeads);
   attention.kv_heads = positive_int(object, "kv_heads", kMaxHeads);
   attention.head_dim = positive_int(object, "head_dim");
+  attention.qk_norm = object.optional_boolean("qk_norm").value_or(false);
   if (attention.type == AttentionType::MLA) {
     read_mla_fields(object, attention);
   } else {

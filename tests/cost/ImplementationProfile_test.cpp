@@ -241,5 +241,40 @@ TEST_F(ImplementationKernelsTest, ShippedProfilesLaunchNothingForOpsTheModelLack
   EXPECT_TRUE(op_kernels(in, LayerOp::ROUTED_EXPERTS, Pass::WGRAD, experts({8, 8})).empty());
 }
 
+// A `when: qk_norm` step runs only for a model whose attention normalizes queries and keys per head: an
+// 8-byte step over the query width adds 8 x 2048 tokens x (32 heads x 128) bytes for Qwen3-30B-A3B, nothing
+// without.
+TEST_F(ImplementationKernelsTest, QkNormStepsRunOnlyForModelsWithQkNorm) {
+  auto document = minimal(nlohmann::json::array({{{"op", "attn_qkv"},
+                                                  {"pass", "forward"},
+                                                  {"steps",
+                                                   {{{"kind", "memory"},
+                                                     {"rows", "tokens"},
+                                                     {"width", "q_width"},
+                                                     {"bytes_per_element", 8},
+                                                     {"when", "qk_norm"},
+                                                     {"host_us", 3}}}}}}));
+  const ImplementationProfile normed = implementation_from_json(document, "p.json");
+  EXPECT_EQ(implementation_from_json(implementation_to_json(normed), "back.json").ops[0].steps[0].when,
+            ImplCondition::QK_NORM);
+  ASSERT_TRUE(model.attention.qk_norm);  // models/specs/qwen3-30b-a3b.json
+  const OpCostInputs in{hw, model, hw::AttentionImpl::FUSED, &normed, 1};
+  const auto pieces = op_kernels(in, LayerOp::ATTN_QKV, Pass::FORWARD, experts({8}));
+  ASSERT_EQ(pieces.size(), 1u);
+  EXPECT_DOUBLE_EQ(pieces[0].work.hbm_bytes, 8.0 * 2048 * 32 * 128);
+  models::ModelSpec plain = model;
+  plain.attention.qk_norm = false;
+  const OpCostInputs without{hw, plain, hw::AttentionImpl::FUSED, &normed, 1};
+  EXPECT_TRUE(op_kernels(without, LayerOp::ATTN_QKV, Pass::FORWARD, experts({8})).empty());
+  // The shipped profiles charge Qwen3's two per-head RMSNorms (8 kernels each) before RoPE.
+  const ImplementationProfile grouped = load_implementation("grouped");
+  const OpCostInputs shipped{hw, model, hw::AttentionImpl::FUSED, &grouped, 1};
+  const OpCostInputs shipped_plain{hw, plain, hw::AttentionImpl::FUSED, &grouped, 1};
+  EXPECT_EQ(op_kernels(shipped, LayerOp::ATTN_QKV, Pass::FORWARD, experts({8})).size(),
+            op_kernels(shipped_plain, LayerOp::ATTN_QKV, Pass::FORWARD, experts({8})).size() + 16);
+  document["ops"][0]["steps"][0]["when"] = "qk-norm";
+  EXPECT_NE(error_of(document).find("/ops/0/steps/0/when"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace moesim::cost

@@ -98,6 +98,17 @@ TEST(ModelSpec, MlaFieldOnGqaIsRejected) {
             "(for mha/gqa only heads, kv_heads, head_dim apply)");
 }
 
+TEST(ModelSpec, QkNormIsAnOptionalBoolean) {
+  nlohmann::json document = gqa_document();
+  EXPECT_FALSE(model_from_json(document, "m.json").attention.qk_norm);
+  document["attention"]["qk_norm"] = true;
+  EXPECT_TRUE(model_from_json(document, "m.json").attention.qk_norm);
+  document["attention"]["qk_norm"] = "yes";
+  EXPECT_EQ(load_error(document), "bad.json: /attention/qk_norm = \"yes\": expected true or false");
+  EXPECT_TRUE(load_model("qwen3-30b-a3b").attention.qk_norm);  // HF Qwen3MoeAttention's q_norm, k_norm
+  EXPECT_FALSE(load_model("mixtral-8x7b").attention.qk_norm);
+}
+
 TEST(ModelSpec, MlaFieldsAreRequiredForMla) {
   nlohmann::json document = valid_document();
   document["attention"].erase("v_head_dim");

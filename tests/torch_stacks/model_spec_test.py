@@ -49,6 +49,15 @@ class ModelSpecTest(unittest.TestCase):
         spec["attention"]["heads"] = "32"
         self.assert_error(spec, "m.json: /attention/heads = \"32\": expected an integer")
 
+    def test_qk_norm_is_read_where_the_model_has_it(self):
+        # Qwen3's attention normalizes each query and key head (HF Qwen3MoeAttention q_norm/k_norm); Mixtral's not.
+        self.assertTrue(load_layer_shape(os.path.join(SPECS, "qwen3-30b-a3b.json")).attention.qk_norm)
+        self.assertFalse(load_layer_shape(os.path.join(SPECS, "mixtral-8x7b.json")).attention.qk_norm)
+        self.assertTrue(scaled(load_layer_shape(os.path.join(SPECS, "qwen3-30b-a3b.json")), 8).attention.qk_norm)
+        spec = qwen3()
+        spec["attention"]["qk_norm"] = 1
+        self.assert_error(spec, "m.json: /attention/qk_norm = 1: expected true or false")
+
     def test_top_k_above_experts(self):
         spec = qwen3()
         spec["moe"]["top_k"] = 129

@@ -64,6 +64,7 @@ StackShape read_shape(JsonObject shape) {
   s.q_lora_rank = width(a, "q_lora_rank");
   s.rope_head_dim = width(a, "rope_head_dim");
   s.v_head_dim = width(a, "v_head_dim");
+  s.qk_norm = a.optional_boolean("qk_norm");
   return s;
 }
 
@@ -98,6 +99,7 @@ TorchStackRecord torch_stack_record_from_json(const nlohmann::json& document, co
   JsonObject config = top.object("config");
   r.model = config.string("model");
   r.style = config.string("style");
+  r.implementation = config.optional_string("implementation").value_or("");
   r.schedule = config.string("schedule");
   r.phase = config.string("phase");
   if (r.phase != "forward" && r.phase != "train") config.fail("phase", "expected forward or train");

@@ -43,6 +43,9 @@ models::ModelSpec stack_model(const traces::TorchStackRecord& r) {
   m.attention.q_lora_rank = s.q_lora_rank;
   m.attention.rope_head_dim = s.rope_head_dim;
   m.attention.v_head_dim = s.v_head_dim;
+  // transformers builds the model's own attention, QK-norm included; kernels/torch_stacks' layers had none
+  // until their records said which they ran.
+  m.attention.qk_norm = s.qk_norm.value_or(r.implementation == "transformers" && m.attention.qk_norm);
   m.dense_layers = 0;
   m.moe_every = 1;
   return m;

@@ -70,6 +70,7 @@ enum class ImplWidth {
 enum class ImplCondition {
   ALWAYS,
   MULTI_RANK,  ///< only when the EP group has more than one rank (split-size exchange and its copies)
+  QK_NORM,     ///< only when the model normalizes queries and keys per head (models' attention.qk_norm)
 };
 
 /** @brief One kernel or host synchronisation of an op, in launch order. */

@@ -39,6 +39,9 @@ struct AttentionSpec {
   int rope_head_dim = 0;
   /** @brief MLA: per-head value width. */
   int v_head_dim = 0;
+  /** @brief Queries and keys RMS-normalized per head before RoPE (Qwen3's q_norm/k_norm); implementation
+   * profiles charge its kernels (steps `when: qk_norm`), the fused runner has none. */
+  bool qk_norm = false;
 
   /** @brief Width of one query/key head as attention sees it: head_dim (+ rope_head_dim for MLA). */
   int qk_head_dim() const;

@@ -18,6 +18,7 @@ struct StackShape {
   std::string attention;  ///< mha, gqa or mla
   int heads = 0, kv_heads = 0, head_dim = 0, kv_lora_rank = 0, q_lora_rank = 0, rope_head_dim = 0,
       v_head_dim = 0;
+  std::optional<bool> qk_norm;  ///< per-head query/key RMSNorm; records before 2026-11-27 do not say
 };
 
 /** @brief A torch-stack record. */
@@ -26,11 +27,12 @@ struct TorchStackRecord {
   std::string name;
   std::string status;  ///< ok, failed, skipped
   // config
-  std::string model;     ///< moesim model name
-  std::string style;     ///< loop, grouped, hf-eager, hf-grouped_mm
-  std::string schedule;  ///< regular, farskip
-  std::string phase;     ///< forward, train
-  std::string routing;   ///< balanced, zipf:S, natural
+  std::string model;           ///< moesim model name
+  std::string style;           ///< loop, grouped, hf-eager, hf-grouped_mm
+  std::string implementation;  ///< moesim-torch-stacks (kernels/torch_stacks' layers) or transformers
+  std::string schedule;        ///< regular, farskip
+  std::string phase;           ///< forward, train
+  std::string routing;         ///< balanced, zipf:S, natural
   std::string dtype;
   std::int64_t tokens = 0;  ///< per rank
   std::int64_t seq = 0;
