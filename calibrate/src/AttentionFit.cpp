@@ -109,9 +109,8 @@ std::string forward_source(Context& c, const AttentionChoice& choice, const std:
   }
   source += "Measured L " + num(measured.front().x, 6) + ".." + num(measured.back().x, 6);
   if (merged.inherited_points > 0) {
-    source += "; the " + std::to_string(merged.inherited_points) +
-              " base points outside that range keep the base curve's shape scaled to the measured edge (x" +
-              num(merged.scale_low, 3) + " below, x" + num(merged.scale_high, 3) + " above)";
+    source += "; " + inherited_points_text(merged.inherited_points, "that range", merged.scale_low,
+                                           merged.scale_high);
   }
   return source + "." + (choice.have_torch ? "" : c.clock_text["attention"]);
 }

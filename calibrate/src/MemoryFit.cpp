@@ -41,10 +41,8 @@ void fit_memory(Context& c) {
   if (dropped > 0)
     source += "; " + std::to_string(dropped) + " cases above the HBM peak (inputs resident in L2) left out";
   if (merged.inherited_points > 0) {
-    source +=
-        "; the " + std::to_string(merged.inherited_points) +
-        " base points outside the measured bytes keep the base curve's shape scaled to the measured edge (x" +
-        num(merged.scale_low, 3) + " below, x" + num(merged.scale_high, 3) + " above)";
+    source += "; " + inherited_points_text(merged.inherited_points, "the measured bytes", merged.scale_low,
+                                           merged.scale_high);
   }
   p.efficiency.memory.source = source + ".";
   ErrorSummary e;

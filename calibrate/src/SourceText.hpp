@@ -22,4 +22,15 @@ inline std::string range_text(const std::vector<double>& values, int digits = 3)
   return low == high ? low : low + "-" + high;
 }
 
+/** @brief What a merged curve kept of its base beyond the measured `range` ("that range", "the measured
+ * bytes"): "the N base point(s) outside RANGE keep(s) the base curve's shape scaled to the measured edge
+ * (xLOW below, xHIGH above)". */
+inline std::string inherited_points_text(int points, const std::string& range, double scale_low,
+                                         double scale_high) {
+  const bool one = points == 1;
+  return "the " + std::to_string(points) + (one ? " base point" : " base points") + " outside " + range +
+         (one ? " keeps" : " keep") + " the base curve's shape scaled to the measured edge (x" +
+         num(scale_low, 3) + " below, x" + num(scale_high, 3) + " above)";
+}
+
 }  // namespace moesim::calibrate

@@ -453,7 +453,11 @@ def main():
     c = Costs(host, launch_results, exchange_costs([r for _, r in host_costs]),
               step_context([r for _, r in contexts]), collective_context([r for _, r in collectives]),
               index_add_slowdown([r for _, r in index_adds]), elementwise_paths([r for _, r in paths]))
-    inputs = {"cpu_model": dispatch["cpu_model"], "date": dispatch["date_utc"][:10]}
+    # The host costs come from several machines: the dispatch bench's, and the GPU hosts that measured the
+    # exchange's host work and the step's and a collective's context.
+    gpu_hosts = sorted({r.get("cpu_model", "") for _, r in host_costs + contexts + collectives} - {""})
+    inputs = {"cpu_model": f"{dispatch['cpu_model']} (op dispatch); {', '.join(gpu_hosts)} (host work beside "
+                           f"launches, step and collective context)", "date": dispatch["date_utc"][:10]}
     sources = (f"host: {os.path.basename(sys.argv[1])} (torch_dispatch_bench, torch {dispatch['torch']}, "
                f"{dispatch['cpu_model']}) + launch_bench launch_host {c.launch_alone:.2f} us, round trip beyond a launch "
                f"{c.notice:.2f} us ({launch['gpus'][0]['name']}); "
