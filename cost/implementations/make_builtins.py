@@ -1,12 +1,13 @@
 #!/usr/bin/env python3
-"""Writes the shipped implementation profiles eager.json and grouped.json (format: cost/IMPL_FORMAT.md).
+"""Writes the shipped implementation profiles eager.json, grouped.json and hf-grouped_mm.json (cost/IMPL_FORMAT.md).
 
 They describe eager PyTorch MoE stacks from first principles and microbenchmarks, with nothing taken from a timing
 of such a stack:
   - kernels per op: read from the code such stacks run (transformers' Llama/Qwen3/Mixtral/DeepSeek-V2 layers:
     RMSNorm in float32, rotate-half RoPE, Qwen3's per-head q/k RMSNorm (steps `when: qk_norm`), SDPA attention,
-    softmax/top-k routers; `eager` experts as transformers' loop over the experts hit, `grouped` as Megatron's permute -> grouped GEMM -> unpermute, which is also
-    transformers' grouped_mm path), and for EP > 1 Megatron's split-size exchange and chunk sort;
+    softmax/top-k routers; `eager` experts as transformers' loop over the experts hit, `grouped` as Megatron's
+    permute -> grouped GEMM -> unpermute, `hf-grouped_mm` as transformers' grouped_mm_experts_forward), and for
+    EP > 1 Megatron's split-size exchange and chunk sort;
   - GPU time: GEMMs and attention at the hardware profile's own rates (efficiency 1); every other kernel moves
     the bytes its dtypes say (bf16 2 bytes, float32 4, int64 8; read + write per element of the tensor it works
     on) through the hardware profile's memory curve;
@@ -363,6 +364,51 @@ def loop_experts(c):
     return head + body
 
 
+def transformers_permute(c):
+    """transformers' grouped_mm experts up to the first grouped GEMM: the (token, expert) pairs sorted by expert,
+    the token rows and routing weights gathered in that order, per-expert counts and offsets on the device
+    (histc, cumsum: no sync), and the gathered rows of out-of-range experts zeroed in place (masked_fill_, a mask
+    [R, 1]). With EP > 1 (which transformers does not run) the counts go to every rank as in `grouped`."""
+    e, b = c.op("elementwise"), c.bytes_on_path
+    return (sort_kernels(c, "routed_rows") + [
+        no_grad(mem("floor_divide", "routed_rows", "one", 16, e)),
+        mem("gather_rows", "routed_rows", "hidden", 4, c.op("index")),
+        mem("gather_weights", "routed_rows", "one", 12, c.op("index")),
+        no_grad(mem("to_int", "routed_rows", "one", 12, e)),
+        no_grad(mem("histc_fill", "none", "experts", 4, c.launch)), no_grad(mem("histc", "routed_rows", "one", 4, e)),
+        no_grad(fixed("cumsum", 0, c.op("reduction"))), no_grad(fixed("cumsum_scan", 0, c.launch)),
+        no_grad(mem("out_of_range", "routed_rows", "one", 9, e)), no_grad(mem("clamp", "routed_rows", "one", 16, e)),
+        mem("zero_out_of_range", "routed_rows", "hidden", b(4, "masked_fill"), e)] + split_size_exchange(c))
+
+
+def transformers_experts(c):
+    """Two grouped GEMMs with SwiGLU on the fused projection's halves; the out-of-range rows zeroed after each
+    projection (masked_fill, a mask [R, 1]) and the routing weight applied to the rows (a multiply by [R, 1]). The
+    EP > 1 chunk sorts are `grouped`'s."""
+    w, e, b = "ep>1", c.op("elementwise"), c.bytes_on_path
+    return ([no_grad(fixed("counts_to_device", 0, c.op("elementwise"), when=w)), no_grad(sync(c.notice, when=w)),
+             dict(mem("sort_chunks", "received_rows", "hidden", 4, c.op("cat"), when=w),
+                  host_us_per_chunk=c.exchange["chunk_forward"]),
+             no_grad(fixed("prepare_grouped_gemm", 0, c.launch)), gemm(c.op("mm"), "fc1"),
+             mem("zero_out_of_range_fc1", "received_rows", "expert_ffn", b(8, "masked_fill"), e)]
+            + swiglu_activation(c, "received_rows", "expert_ffn")
+            + [no_grad(fixed("prepare_grouped_gemm", 0, c.launch)), gemm(c.op("mm"), "fc2"),
+               mem("zero_out_of_range_fc2", "received_rows", "hidden", b(4, "masked_fill"), e),
+               mem("mul_weight", "received_rows", "hidden", b(4, "mul_rows"), e),
+               dict(mem("unsort_chunks", "received_rows", "hidden", 4, c.op("cat"), when=w),
+                    host_us_per_chunk=c.exchange["chunk_forward"])])
+
+
+def transformers_unpermute(c):
+    """The rows back in (token, expert) order through the inverse permutation (index_put_ of an arange, a row
+    gather) and summed over each token's top-k (a reduction over [T, k, H]: it reads every row once; its write,
+    1/k of that, is not counted)."""
+    e = c.op("elementwise")
+    return [no_grad(fixed("arange", 0, e)), no_grad(mem("inverse_permutation", "routed_rows", "one", 24, c.op("index"))),
+            mem("gather_rows", "routed_rows", "hidden", 4, c.op("index")),
+            mem("sum_top_k", "routed_rows", "hidden", 2, c.op("reduction"))]
+
+
 def whole_weight_gradients(c):
     """Backward of indexing the stacked expert weights per expert (transformers 5.x: gate_up_proj [E, 2F, H],
     down_proj [E, H, F], `weight[expert]` in the loop): autograd's index backward zero-fills a gradient of the
@@ -412,13 +458,18 @@ def profile(name, style, c, inputs, description):
     add("residual_add", [mem("add", "tokens", "hidden", 6, c.op("elementwise"))])
     add("mlp_norm", rms_norm(c))
     add("gate", gate(c))
-    # transformers' eager experts index the tokens directly: with one rank there is no permutation.
-    multi_rank_only = "ep>1" if style == "loop" else None
-    add("permute", permute(c, multi_rank_only))
-    add("routed_experts", grouped_experts(c) if style == "grouped" else loop_experts(c))
-    if style == "loop":
-        ops[-1]["steps"] += whole_weight_gradients(c)
-    add("unpermute", unpermute(c, multi_rank_only))
+    if style == "transformers-grouped_mm":
+        add("permute", transformers_permute(c))
+        add("routed_experts", transformers_experts(c))
+        add("unpermute", transformers_unpermute(c))
+    else:
+        # transformers' eager experts index the tokens directly: with one rank there is no permutation.
+        multi_rank_only = "ep>1" if style == "loop" else None
+        add("permute", permute(c, multi_rank_only))
+        add("routed_experts", grouped_experts(c) if style == "grouped" else loop_experts(c))
+        if style == "loop":
+            ops[-1]["steps"] += whole_weight_gradients(c)
+        add("unpermute", unpermute(c, multi_rank_only))
     add("shared_experts", shared_experts(c))
     launch_all_to_all = c.exchange["all_to_all"]
     return {
@@ -477,7 +528,10 @@ def main():
     for name, style, what in (("eager", "loop", "eager PyTorch MoE layers, routed experts as a loop over the experts "
                                "hit (transformers' eager experts)"),
                               ("grouped", "grouped", "eager PyTorch MoE layers, routed experts as permute -> "
-                               "grouped GEMM -> unpermute (Megatron GroupedMLP, transformers' grouped_mm)")):
+                               "grouped GEMM -> unpermute (Megatron GroupedMLP)"),
+                              ("hf-grouped_mm", "transformers-grouped_mm", "transformers' MoE decoder layers with "
+                               "experts_implementation=\"grouped_mm\" (its grouped_mm_experts_forward: sort, "
+                               "gather, masked rows, two torch._grouped_mm, weighted sum over the top-k)")):
         p = profile(name, style, c, inputs, what + "; " + sources)
         with open(os.path.join(out_dir, name + ".json"), "w") as f:
             json.dump(p, f, indent=1)

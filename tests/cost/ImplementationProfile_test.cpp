@@ -67,7 +67,7 @@ TEST(ImplementationProfile, ExpertWeightsWidthIsTheLocalStackedWeight) {
 
 TEST(ImplementationProfile, ShippedProfilesLoadAndFusedIsEmpty) {
   EXPECT_TRUE(load_implementation("fused").is_fused());
-  for (const char* name : {"eager", "grouped"}) {
+  for (const char* name : {"eager", "grouped", "hf-grouped_mm"}) {
     const ImplementationProfile p = load_implementation(name);
     EXPECT_EQ(p.name, name);
     EXPECT_FALSE(p.is_fused());
@@ -82,7 +82,7 @@ TEST(ImplementationProfile, ShippedProfilesLoadAndFusedIsEmpty) {
               std::nullopt);
   }
   const auto names = shipped_implementation_names();
-  EXPECT_EQ(names, (std::vector<std::string>{"eager", "fused", "grouped"}));
+  EXPECT_EQ(names, (std::vector<std::string>{"eager", "fused", "grouped", "hf-grouped_mm"}));
 }
 
 TEST(ImplementationProfile, RoundTripsThroughJson) {

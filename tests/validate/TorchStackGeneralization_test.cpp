@@ -331,17 +331,14 @@ TEST_F(TorchStackGeneralization, LearnedFromOneTracePerStyleAndGpu) {
   print("shipped", with_shipped);
   const double h100_spread = measured_speedup_spread(*records_, "h100");
   ASSERT_EQ(with_learned.size(), 8u);  // 4 styles x 2 GPUs
-  // Learned against shipped, where the measurement separates them: transformers' grouped_mm, whose expert
-  // code differs most from the shipped `grouped` profile's, is predicted better learned (mean 12.6%/15.6% on
-  // H100/H200 against 16.5%/23.0%); transformers' eager experts better shipped (14.9%/15.5% against
-  // 24.2%/26.1%), because the learner scales all of a trace's host gaps by one profiler ratio per step and
-  // this style's host blocks at every expert. For the reference styles the two are close (grouped 15.7%
-  // learned against 13.7% shipped on H100, 10.4% against 14.3% on H200; loop 13.2/13.2% and 11.8/14.1%): both
-  // are bounded below instead.
+  // Learned against shipped, where the measurement separates them: transformers' eager experts are predicted
+  // better shipped (mean 14.9%/15.5% on H100/H200 against 24.2%/26.1%), because the learner scales all of a
+  // trace's host gaps by one profiler ratio per step and this style's host blocks at every expert. Elsewhere
+  // the two are close and both are bounded below: grouped 15.7% learned against 13.7% shipped on H100, 10.4%
+  // against 14.3% on H200; loop 13.2/13.2% and 11.8/14.1%; transformers' grouped_mm, with the shipped profile
+  // of its own expert code (`hf-grouped_mm`), 12.6/11.5% and 15.6/15.0% (against `grouped`: 16.5% and 23.0%).
   for (const char* gpu : {"h100", "h200"}) {
     SCOPED_TRACE(gpu);
-    EXPECT_LT(with_learned.at({"hf-grouped_mm", gpu}).all.mean_abs(),
-              with_shipped.at({"hf-grouped_mm", gpu}).all.mean_abs());
     EXPECT_LT(with_shipped.at({"hf-eager", gpu}).all.mean_abs(),
               with_learned.at({"hf-eager", gpu}).all.mean_abs());
   }
@@ -358,9 +355,13 @@ TEST_F(TorchStackGeneralization, LearnedFromOneTracePerStyleAndGpu) {
   // slowdown (2026-11-27 elementwise-paths, 1.0-3.7x their bytes' streaming time): grouped 8.7%/10.8%, loop
   // 10.3%/11.5%, transformers' eager 10.8%/14.9%, transformers' grouped_mm 20.7%/31.3% (33.8%/36.7%); with
   // Qwen3's per-head q/k RMSNorm charged, transformers' eager 11.0%/14.9% and grouped_mm 11.8%/26.4%.
+  // Its own profile for transformers' grouped_mm experts (three masked_fills, the routing weight on every row
+  // and a sum over the top-k where `grouped` has a scatter-add): 10.1%/19.8% (9 records on H200).
   for (const char* style : {"grouped", "loop", "hf-eager"})
     for (const char* gpu : {"h100", "h200"})
       EXPECT_LE(with_shipped.at({style, gpu}).all.median_abs(), 15.0) << style << " " << gpu;
+  EXPECT_LE(with_shipped.at({"hf-grouped_mm", "h100"}).all.median_abs(), 12.5);
+  EXPECT_LE(with_shipped.at({"hf-grouped_mm", "h200"}).all.median_abs(), 25.0);
   // Bounds the measurement above shows (see the commit message and the README's table).
   const auto learned = [&](const char* style, const char* gpu) { return with_learned.at({style, gpu}).all; };
   EXPECT_LE(learned("grouped", "h100").median_abs(), 10.0);
@@ -385,18 +386,17 @@ TEST_F(TorchStackGeneralization, LearnedFromOneTracePerStyleAndGpu) {
   // H200 (one device call, so no measured spread of its FarSkip speedup to bound it by): the H100 bounds.
   EXPECT_LE(learned("grouped", "h200").median_abs(), 10.0);
   EXPECT_LE(learned("loop", "h200").median_abs(), 10.0);
-  // Cross-GPU transfer: a profile learned on the other GPU's trace still beats the shipped default for
-  // transformers' grouped_mm, which the shipped default predicts worst (H100-learned on H200 16.6%,
-  // H200-learned on H100 15.5%, against 23.0% and 16.5%). (The reference styles' shipped defaults are as
-  // close or closer: grouped 13.7%/14.3% against 15.3% and 11.4% transferred, loop 13.2%/14.1% against 12.5%
-  // and 16.8%.)
+  // Cross-GPU transfer: a profile learned on the other GPU's trace predicts the grouped-GEMM styles within
+  // 20% (mean): H100-learned on H200 grouped 11.4%, transformers' grouped_mm 16.6%; H200-learned on
+  // H100 15.3% and 15.5%. (The shipped defaults are as close or closer: grouped 13.7%/14.3%, transformers'
+  // grouped_mm 11.5%/15.0%; the loop styles transfer at 12.5% and 16.8% against the shipped 13.2% and 14.1%.)
   for (const char* gpu : {"h100", "h200"}) {
     const Buckets transferred = errors(learned_on(gpu));
     print(std::string(gpu) + "-learned", transferred);
     for (const auto& [key, b] : transferred) {
-      if (key.first != "hf-grouped_mm") continue;
+      if (key.first != "grouped" && key.first != "hf-grouped_mm") continue;
       SCOPED_TRACE(std::string(gpu) + "-learned " + key.first + " " + key.second);
-      EXPECT_LT(b.all.mean_abs(), with_shipped.at(key).all.mean_abs());
+      EXPECT_LE(b.all.mean_abs(), 20.0);
     }
   }
 }

@@ -66,7 +66,7 @@ TEST(TorchStacks, ImplementationChoice) {
   EXPECT_EQ(c.for_style("loop"), "a.json");
   EXPECT_EQ(c.for_style("grouped"), "fused");
   EXPECT_EQ(c.for_style("hf-eager"), "eager");
-  EXPECT_EQ(c.for_style("hf-grouped_mm"), "grouped");
+  EXPECT_EQ(c.for_style("hf-grouped_mm"), "hf-grouped_mm");  // the shipped profile of its own code
   EXPECT_EQ(parse_implementation_choice({"x.json"}).for_style("loop"), "x.json");
   EXPECT_THROW(parse_implementation_choice({"a", "b"}), ConfigError);
   EXPECT_THROW(parse_implementation_choice({"loop="}), ConfigError);

@@ -73,8 +73,10 @@ const StackSchedule& stack_schedule(const traces::TorchStackRecord& r) {
                         "(regular, farskip)");
 }
 
-std::string loop_style(const std::string& style) {
-  return style == "loop" || style == "hf-eager" ? "eager" : "grouped";
+// The shipped profile of a style: transformers' grouped_mm experts have one of their own.
+std::string shipped_profile(const std::string& style) {
+  if (style == "loop" || style == "hf-eager") return "eager";
+  return style == "hf-grouped_mm" ? "hf-grouped_mm" : "grouped";
 }
 
 // The folder of a record: records of one folder come from one device call.
@@ -88,7 +90,7 @@ std::string ImplementationChoice::for_record(const std::string& style, const std
   if (!all.empty()) return all;
   if (auto on_hw = by_style_hw.find({style, hw}); on_hw != by_style_hw.end()) return on_hw->second;
   auto it = by_style.find(style);
-  return it != by_style.end() ? it->second : loop_style(style);
+  return it != by_style.end() ? it->second : shipped_profile(style);
 }
 
 ImplementationChoice parse_implementation_choice(const std::vector<std::string>& values) {
@@ -158,7 +160,7 @@ schedules::Scenario torch_stack_scenario(const traces::TorchStackRecord& r, cons
   s.workload.seed = r.seed;
   // The stacks' natural routing is the router's own top-k on random weights: close to uniform.
   s.workload.routing = models::parse_routing(r.routing == "natural" ? "uniform" : r.routing);
-  s.workload.expert_loop = loop_style(r.style) == "eager";
+  s.workload.expert_loop = shipped_profile(r.style) == "eager";
   const StackSchedule& schedule = stack_schedule(r);
   s.schedule = schedule.schedule;
   for (const auto& [key, value] : schedule.options) s.options[key] = value;
