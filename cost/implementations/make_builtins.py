@@ -41,6 +41,10 @@ of such a stack:
     against a vectorized multiply of the same case on a GPU; such a step moves its bytes times its op's slowdown
     (the median over cases of 16,384 rows and more, bf16, averaged over the GPUs measured: the profiles serve every
     GPU), in forward and in backward, whose kernels take the same path (its factor there is not measured);
+  - ranks that meet at collectives: host-bound ranks wait for the slowest at every one, and ranks issue at different
+    speeds (kernels/tools/torch_host_jitter.py, JITTER: segments of 56 ops between syncs on 2 and 4 processes of a
+    GPU host; the slowest rank's issue over the ranks' mean); the profiles' `host.rank_spread` is the spread of a
+    normal speed factor that gives those ratios as 1 + spread x E[max of N normals], fit over the runs;
   - GPU time of index_add_ (the scatter-add into token order): kernels/tools/torch_index_add_rates.py (INDEX_ADD)
     times it against a dense add of as many elements on a GPU; its atomic additions in bf16 run several times
     slower than streaming, so the step moves the dense add's bytes times the median ratio (its backward, a
@@ -52,6 +56,7 @@ MEASUREMENTS are torch_host_costs, torch_step_context, torch_op_context (or torc
 torch_index_add_rates and torch_elementwise_paths records, told apart by their `tool` key.
 """
 import json
+import math
 import os
 import statistics
 import sys
@@ -84,6 +89,30 @@ def index_add_slowdown(records):
         sys.exit("make_builtins: no bfloat16 case among the torch_index_add_rates records")
     middle = len(ratios) // 2
     return round(ratios[middle] if len(ratios) % 2 else (ratios[middle - 1] + ratios[middle]) / 2, 3)
+
+
+def expected_max_of_normals(n, steps=16000, low=-8.0, high=8.0):
+    """E[max of n standard normals], as cost::expected_max_of_normals integrates it."""
+    if n <= 1:
+        return 0.0
+    step = (high - low) / steps
+    total = 0.0
+    for i in range(steps):
+        x = low + (i + 0.5) * step
+        density = math.exp(-0.5 * x * x) / math.sqrt(2 * math.pi)
+        total += x * n * density * (0.5 * math.erfc(-x / math.sqrt(2))) ** (n - 1)
+    return total * step
+
+
+def rank_spread(records):
+    """The spread of ranks' host speed that makes 1 + spread x E[max of N normals] fit the slowest rank's issue over
+    the ranks' mean that torch_host_jitter measures with N processes (least squares through the origin over the
+    runs of more than one process)."""
+    runs = [(r["processes"], r["summary"]["slowest_issue_over_mean"]["mean"] - 1) for r in records if r["processes"] > 1]
+    if not runs:
+        sys.exit("make_builtins: no torch_host_jitter run of more than one process among the measurements")
+    e = {n: expected_max_of_normals(n) for n, _ in runs}
+    return round(sum(excess * e[n] for n, excess in runs) / sum(e[n] ** 2 for n, _ in runs), 3)
 
 
 PATH_MIN_ROWS = 16384  # below, a case is short enough for launch latency to blur the path's streaming rate
@@ -476,7 +505,7 @@ def profile(name, style, c, inputs, description):
         "schema_version": 1, "kind": "moesim-implementation-profile", "name": name,
         "provenance": {"source": "built-in", "description": description, "hw_profile": "h100",
                        "date": inputs["date"], "traces": []},
-        "host": {"cpu_model": inputs["cpu_model"]},
+        "host": {"cpu_model": inputs["cpu_model"], "rank_spread": inputs["rank_spread"]},
         "ops": ops,
         "collectives": {n: {"host_us": launch_all_to_all} for n in ("dispatch", "combine", "dispatch.bwd", "combine.bwd")},
     }
@@ -497,10 +526,12 @@ def main():
     collectives = measurements.get("moesim-torch-op-context", []) + measurements.get("moesim-torch-collective-context", [])
     index_adds = measurements.get("moesim-torch-index-add-rates", [])
     paths = measurements.get("moesim-torch-elementwise-paths", [])
-    if not host_costs or not contexts or not collectives or not index_adds or not paths or \
-            len(host_costs) + len(contexts) + len(collectives) + len(index_adds) + len(paths) != len(measurement_files):
+    jitters = measurements.get("moesim-torch-host-jitter", [])
+    if not host_costs or not contexts or not collectives or not index_adds or not paths or not jitters or \
+            len(host_costs) + len(contexts) + len(collectives) + len(index_adds) + len(paths) + len(jitters) != \
+            len(measurement_files):
         sys.exit("make_builtins: MEASUREMENTS must be torch_host_costs, torch_step_context, torch_op_context, "
-                 "torch_index_add_rates and torch_elementwise_paths records, at least one of each")
+                 "torch_index_add_rates, torch_elementwise_paths and torch_host_jitter records, at least one of each")
     c = Costs(host, launch_results, exchange_costs([r for _, r in host_costs]),
               step_context([r for _, r in contexts]), collective_context([r for _, r in collectives]),
               index_add_slowdown([r for _, r in index_adds]), elementwise_paths([r for _, r in paths]))
@@ -508,7 +539,8 @@ def main():
     # exchange's host work and the step's and a collective's context.
     gpu_hosts = sorted({r.get("cpu_model", "") for _, r in host_costs + contexts + collectives} - {""})
     inputs = {"cpu_model": f"{dispatch['cpu_model']} (op dispatch); {', '.join(gpu_hosts)} (host work beside "
-                           f"launches, step and collective context)", "date": dispatch["date_utc"][:10]}
+                           f"launches, step and collective context)", "date": dispatch["date_utc"][:10],
+              "rank_spread": rank_spread([r for _, r in jitters])}
     sources = (f"host: {os.path.basename(sys.argv[1])} (torch_dispatch_bench, torch {dispatch['torch']}, "
                f"{dispatch['cpu_model']}) + launch_bench launch_host {c.launch_alone:.2f} us, round trip beyond a launch "
                f"{c.notice:.2f} us ({launch['gpus'][0]['name']}); "
@@ -521,7 +553,9 @@ def main():
                f"the warm loop's, {', '.join(n for n, _ in collectives)}, torch_op_context); bytes from "
                f"dtypes, index_add_ "
                f"{c.index_add_slowdown:.2f}x a dense add's ({', '.join(n for n, _ in index_adds)}, torch_index_add_rates, "
-               f"{index_adds[0][1]['gpu']}); generic-path elementwise ops (broadcast or strided operands) "
+               f"{index_adds[0][1]['gpu']}); ranks' host speed spread {inputs['rank_spread']:.3f} ("
+               f"{len([r for _, r in jitters if r['processes'] > 1])} multi-process runs of torch_host_jitter, "
+               f"{jitters[0][1]['cpu_model']}); generic-path elementwise ops (broadcast or strided operands) "
                f"{min(c.paths.values()):.2f}-{max(c.paths.values()):.2f}x their bytes' time ("
                f"{', '.join(r['gpu'] for _, r in paths)}, torch_elementwise_paths); GEMM and attention "
                f"at the hardware profile's rates; written by cost/implementations/make_builtins.py")

@@ -2,8 +2,10 @@
 
 #include <algorithm>
 #include <array>
+#include <cmath>
 #include <filesystem>
 #include <nlohmann/json.hpp>
+#include <numbers>
 #include <utility>
 
 #include "moesim/common/Check.hpp"
@@ -272,6 +274,7 @@ ImplementationProfile implementation_from_json(const nlohmann::json& document, c
   }
   JsonObject host = top.object("host");
   p.host_cpu = host.string("cpu_model");
+  if (host.has("rank_spread")) p.rank_spread = bounded(host, "rank_spread", 0, 1, true);
   host.finish();
   for (JsonObject& e : top.object_array("ops")) p.ops.push_back(read_entry(std::move(e)));
   for (std::size_t i = 0; i < p.ops.size(); ++i) {
@@ -307,6 +310,7 @@ nlohmann::json implementation_to_json(const ImplementationProfile& p) {
   j["provenance"] = prov;
   if (p.base) j["base"] = p.base->name;
   j["host"] = {{"cpu_model", p.host_cpu}};
+  if (p.rank_spread > 0) j["host"]["rank_spread"] = p.rank_spread;
   nlohmann::json ops = nlohmann::json::array();
   for (const ImplOpEntry& e : p.ops) {
     nlohmann::json entry = {{"op", models::to_string(e.op)}, {"pass", name_of(kPassNames, e.pass)}};
@@ -364,6 +368,26 @@ std::string to_string(ImplRows rows) {
 std::string to_string(ImplWidth width) {
   return name_of(kWidthNames, width);
 }
+double expected_max_of_normals(int n) {
+  if (n <= 1) return 0;
+  // E[max] = integral of x n phi(x) Phi(x)^(n-1) dx, midpoint rule over [-8, 8] (the tails add nothing at
+  // double precision for any n a cluster has).
+  constexpr int kSteps = 16000;
+  constexpr double kLow = -8, kHigh = 8, kStep = (kHigh - kLow) / kSteps;
+  double sum = 0;
+  for (int i = 0; i < kSteps; ++i) {
+    const double x = kLow + (i + 0.5) * kStep;
+    const double density = std::exp(-0.5 * x * x) / std::sqrt(2 * std::numbers::pi);
+    const double below = 0.5 * std::erfc(-x / std::sqrt(2.0));
+    sum += x * n * density * std::pow(below, n - 1);
+  }
+  return sum * kStep;
+}
+
+double straggle_factor(double rank_spread, int ranks) {
+  return 1 + rank_spread * expected_max_of_normals(ranks);
+}
+
 std::string to_string(ImplCondition when) {
   return name_of(kConditionNames, when);
 }

@@ -62,6 +62,13 @@ std::vector<std::vector<double>> transpose(const std::vector<std::vector<double>
   }
   return t;
 }
+// Host costs per op: the profile's over the host's speed, and, for an eager stack whose ranks meet at every
+// collective of the EP group, times what waiting for the slowest rank's host adds.
+double host_scale(const Scenario& s) {
+  const double straggle = s.impl ? cost::straggle_factor(s.impl->rank_spread, s.parallel.ep) : 1.0;
+  return straggle / s.host_speed;
+}
+
 }  // namespace
 
 TrafficPlan plan_traffic(const Scenario& s) {
@@ -116,7 +123,7 @@ ProgramBuilder::ProgramBuilder(const Scenario& scenario, const TrafficPlan& traf
       traffic_(traffic),
       program_(program),
       launch_ns_(cost::launch_ns(scenario.hw) / scenario.host_speed),
-      host_scale_(1.0 / scenario.host_speed),
+      host_scale_(host_scale(scenario)),
       all_to_all_transport_(all_to_all_transport),
       all_to_all_(all_to_all) {}
 

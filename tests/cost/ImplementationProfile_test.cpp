@@ -1,6 +1,9 @@
 // Implementation profiles: strict loading, and the pieces an entry's steps become.
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <numbers>
+
 #include <nlohmann/json.hpp>
 
 #include "moesim/common/Error.hpp"
@@ -83,6 +86,25 @@ TEST(ImplementationProfile, ShippedProfilesLoadAndFusedIsEmpty) {
   }
   const auto names = shipped_implementation_names();
   EXPECT_EQ(names, (std::vector<std::string>{"eager", "fused", "grouped", "hf-grouped_mm"}));
+}
+
+// Closed forms of the expected maximum of n standard normals: 0, 1/sqrt(pi), 3/(2 sqrt(pi)), and for 4
+// (3/sqrt(pi)) (1/2 + arcsin(1/3)/pi) = 1.0293754.
+TEST(ImplementationProfile, StraggleFactorIsOnePlusSpreadTimesTheExpectedMaximum) {
+  const double root_pi = std::sqrt(std::numbers::pi);
+  EXPECT_EQ(expected_max_of_normals(1), 0);
+  EXPECT_NEAR(expected_max_of_normals(2), 1 / root_pi, 1e-6);
+  EXPECT_NEAR(expected_max_of_normals(3), 3 / (2 * root_pi), 1e-6);
+  EXPECT_NEAR(expected_max_of_normals(4), 3 / root_pi * (0.5 + std::asin(1.0 / 3) / std::numbers::pi), 1e-6);
+  EXPECT_NEAR(straggle_factor(0.1, 2), 1 + 0.1 / root_pi, 1e-6);
+  EXPECT_EQ(straggle_factor(0.3, 1), 1);
+  EXPECT_EQ(straggle_factor(0, 64), 1);
+  auto document = expert_loop_profile();
+  document["host"]["rank_spread"] = 0.25;
+  EXPECT_EQ(implementation_to_json(implementation_from_json(document, "p.json"))["host"]["rank_spread"],
+            0.25);
+  document["host"]["rank_spread"] = -0.1;
+  EXPECT_NE(error_of(document).find("/host/rank_spread"), std::string::npos);
 }
 
 TEST(ImplementationProfile, RoundTripsThroughJson) {

@@ -1,7 +1,10 @@
 // Schedule-level properties of the regular and FarSkip DAGs on the engine.
 #include <gtest/gtest.h>
 
+#include <memory>
+
 #include "moesim/common/Error.hpp"
+#include "moesim/cost/ImplementationProfile.hpp"
 #include "moesim/hwprofiles/ProfileLoader.hpp"
 #include "moesim/models/ModelSpec.hpp"
 #include "moesim/schedules/Simulation.hpp"
@@ -378,4 +381,22 @@ TEST(Schedules, EveryOpOfATrainingStepCarriesItsLayerAndPass) {
           << schedule << " layer " << l;
     }
   }
+}
+
+// Host-bound eager ranks that meet at every collective wait for the slowest: an implementation profile's
+// rank_spread charges each host cost 1 + spread x E[max of EP normals] (EP 2: 1/sqrt(pi)), nothing at EP 1.
+TEST(Straggle, RankSpreadSlowsHostBoundRanksThatMeet) {
+  const auto step = [](int ep, double spread) {
+    Scenario s = training("regular", Phase::FORWARD, 2, 64);
+    s.parallel.ep = ep;
+    s.workload.tokens = 64 * ep;  // a few tokens per rank: the host sets the pace
+    auto profile = std::make_shared<cost::ImplementationProfile>(cost::load_implementation("grouped"));
+    profile->rank_spread = spread;
+    s.impl = profile;
+    return simulate(s).step_ms;
+  };
+  EXPECT_DOUBLE_EQ(step(1, 0.2), step(1, 0));
+  const double ratio = step(2, 0.2) / step(2, 0);
+  EXPECT_GT(ratio, 1.05);
+  EXPECT_LE(ratio, cost::straggle_factor(0.2, 2) + 1e-9);  // 1.113: the GPU's part does not grow
 }

@@ -131,6 +131,12 @@ struct ImplementationProfile {
   ImplProvenance provenance;
   /** @brief CPU its host costs were measured on (the records' provenance.host.cpu_model); "" unknown. */
   std::string host_cpu;
+  /**
+   * @brief Spread of the host's issue speed between ranks that meet at collectives, as the standard deviation
+   * of a normal factor around 1 (0: every rank issues alike). Host-bound ranks wait for the slowest at every
+   * collective, so a symmetric simulation charges each host cost straggle_factor(rank_spread, ranks) times.
+   */
+  double rank_spread = 0;
   /** @brief Per (op, pass) entries; an op without one keeps the fused inventory. */
   std::vector<ImplOpEntry> ops;
   /** @brief Host time to launch a collective, by name ("dispatch", "combine", "dispatch.bwd", "combine.bwd").
@@ -181,5 +187,13 @@ std::string to_string(ImplRepeat repeat);
 std::string to_string(ImplRows rows);
 std::string to_string(ImplWidth width);
 std::string to_string(ImplCondition when);
+
+/** @brief Expected maximum of `n` independent standard normal draws (0 for n = 1), by numerical integration.
+ */
+double expected_max_of_normals(int n);
+
+/** @brief What the slowest of `ranks` costs over one rank issuing at the mean speed: 1 + spread x E[max of
+ * ranks standard normals]. */
+double straggle_factor(double rank_spread, int ranks);
 
 }  // namespace moesim::cost
