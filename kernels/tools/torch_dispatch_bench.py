@@ -27,6 +27,16 @@ import time
 import torch
 
 
+def record_header(tool, **fields):
+    """The opening keys of a kernels/tools record: schema, tool, unit (us), date, CPU, GPU (on CUDA), versions;
+    then `fields`."""
+    header = {"schema_version": 1, "tool": tool, "unit": "us", "date_utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+              "cpu_model": cpu_model(), "gpu": torch.cuda.get_device_name() if torch.cuda.is_available() else None,
+              "torch": torch.__version__, "python": platform.python_version()}
+    header.update(fields)
+    return header
+
+
 def cpu_model():
     try:
         with open("/proc/cpuinfo") as f:

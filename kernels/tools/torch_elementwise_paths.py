@@ -27,14 +27,12 @@ bytes per element of such steps.
 """
 import argparse
 import json
-import platform
 import statistics
-import time
 
 import torch
 
 from cuda_timing import per_call_us
-from torch_dispatch_bench import cpu_model
+from torch_dispatch_bench import record_header
 
 
 def timed(fn, repeats, calls=10, warmup=3):
@@ -124,10 +122,7 @@ def main():
                       " ".join(f"{name} {us:.1f}us x{us / (moved / dense_rate):.2f}" for name, us, moved in measured),
                       flush=True)
                 torch.cuda.empty_cache()
-    record = {"schema_version": 1, "tool": "moesim-torch-elementwise-paths", "unit": "us",
-              "date_utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "cpu_model": cpu_model(),
-              "gpu": torch.cuda.get_device_name(), "torch": torch.__version__, "python": platform.python_version(),
-              "repeats": args.repeats, "results": results}
+    record = record_header("moesim-torch-elementwise-paths", repeats=args.repeats, results=results)
     with open(args.out, "w") as f:
         json.dump(record, f, indent=1)
 

@@ -102,6 +102,25 @@ def start_rank(rank, world, device_kind, port):
     return device, (torch.cuda.synchronize if cuda else (lambda: None))
 
 
+def run_ranks(measure, world, args, timeout=None):
+    """`world` spawned processes each running measure(rank, world, args, barrier, queue), which puts (rank, result)
+    on the queue; the results in rank order. A rank that dies or hangs past `timeout` stops its peers."""
+    context = mp.get_context("spawn")
+    barrier, queue = context.Barrier(world), context.Queue()
+    procs = [context.Process(target=measure, args=(r, world, args, barrier, queue)) for r in range(world)]
+    for p in procs:
+        p.start()
+    try:
+        per_rank = dict(queue.get(timeout=timeout) for _ in procs)
+    except Exception:  # noqa: BLE001 (a rank died or hung: stop its peers and say which)
+        for p in procs:
+            p.kill()
+        raise SystemExit(f"N={world}: a rank failed (exit codes {[p.exitcode for p in procs]})")
+    for p in procs:
+        p.join()
+    return [per_rank[r] for r in range(world)]
+
+
 def measure(rank, world, args, barrier, queue):
     device, sync = start_rank(rank, world, args.device, args.port + world)
     dtype = getattr(torch, args.dtype)
@@ -161,22 +180,9 @@ def main():
     counts = [int(n) for n in args.processes.split(",")]
     if args.device == "cuda" and max(counts) > torch.cuda.device_count():
         parser.error(f"--processes {args.processes}: this machine has {torch.cuda.device_count()} GPUs")
-    context = mp.get_context("spawn")
     runs = []
     for world in counts:
-        barrier, queue = context.Barrier(world), context.Queue()
-        procs = [context.Process(target=measure, args=(r, world, args, barrier, queue)) for r in range(world)]
-        for p in procs:
-            p.start()
-        try:
-            per_rank = dict(queue.get(timeout=args.timeout) for _ in procs)
-        except Exception:  # noqa: BLE001 (a rank died or hung: stop its peers and say which)
-            for p in procs:
-                p.kill()
-            raise SystemExit(f"N={world}: a rank failed (exit codes {[p.exitcode for p in procs]})")
-        for p in procs:
-            p.join()
-        ranks = [per_rank[r] for r in range(world)]
+        ranks = run_ranks(measure, world, args, args.timeout)
         runs.append({"processes": world, "ranks": ranks, "mean_over_ranks": summary(ranks)})
         for key, value in runs[-1]["mean_over_ranks"].items():
             print(f"N={world} {key:34s} {value['p50']:8.2f} us (min {value['min']:.2f})", flush=True)

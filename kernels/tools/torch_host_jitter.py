@@ -18,16 +18,14 @@ time over the ranks' mean (what the sync makes every rank pay), as quantiles and
 import argparse
 import json
 import os
-import platform
 import statistics
 import time
 
 import torch
 import torch.distributed as dist
-import torch.multiprocessing as mp
 
-from torch_dispatch_bench import cpu_model
-from torch_host_costs import start_rank
+from torch_dispatch_bench import record_header
+from torch_host_costs import run_ranks, start_rank
 from torch_step_context import op_pool
 
 QUANTILES = (0.5, 0.9, 0.95, 0.99)
@@ -97,15 +95,7 @@ def main():
     parser.add_argument("--out", required=True)
     args = parser.parse_args()
     world = args.processes
-    ctx = mp.get_context("spawn")
-    barrier, queue = ctx.Barrier(world), ctx.Queue()
-    procs = [ctx.Process(target=measure, args=(r, world, args, barrier, queue)) for r in range(world)]
-    for p in procs:
-        p.start()
-    per_rank = dict(queue.get() for _ in procs)
-    for p in procs:
-        p.join()
-    ranks = [per_rank[r] for r in sorted(per_rank)]
+    ranks = run_ranks(measure, world, args)
     slowest_over_mean = [max(r["issue_us"][i] for r in ranks) / statistics.fmean(r["issue_us"][i] for r in ranks)
                          for i in range(args.rounds)]
     pooled = {key: quantiles([v for r in ranks for v in r[key + "_samples"]])
@@ -127,11 +117,9 @@ def main():
           + f" us; segment issue p50 {summary['segment_issue_us']['p50']:.1f} us, wait p50 "
           f"{summary['segment_wait_us']['p50']:.1f} us; slowest rank's issue over the mean: mean "
           f"{summary['slowest_issue_over_mean']['mean']:.3f}, p95 {summary['slowest_issue_over_mean']['p95']:.3f}")
-    record = {"schema_version": 1, "tool": "moesim-torch-host-jitter", "unit": "us",
-              "date_utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "cpu_model": cpu_model(),
-              "device": args.device, "gpu": torch.cuda.get_device_name() if args.device == "cuda" else None,
-              "torch": torch.__version__, "python": platform.python_version(), "processes": world,
-              "rounds": args.rounds, "warmup": args.warmup, "group": args.group, "summary": summary, "ranks": ranks}
+    record = record_header("moesim-torch-host-jitter", device=args.device,
+                           gpu=torch.cuda.get_device_name() if args.device == "cuda" else None, processes=world,
+                           rounds=args.rounds, warmup=args.warmup, group=args.group, summary=summary, ranks=ranks)
     with open(args.out, "w") as f:
         json.dump(record, f, indent=1)
 

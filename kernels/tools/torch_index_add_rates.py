@@ -15,14 +15,12 @@ and their ratio, which cost/implementations/make_builtins.py turns into the inde
 """
 import argparse
 import json
-import platform
 import statistics
-import time
 
 import torch
 
 from cuda_timing import per_call_us
-from torch_dispatch_bench import cpu_model
+from torch_dispatch_bench import record_header
 
 
 def timed(fn, repeats, calls=10, warmup=3):
@@ -64,10 +62,7 @@ def main():
                     results.append(r)
                     print(f"{r['dtype']:9s} T={tokens:5d} H={hidden:5d} k={k}: index_add {r['index_add_us']:8.1f} us, "
                           f"dense add {r['dense_add_us']:7.1f} us, ratio {r['ratio']:5.2f}", flush=True)
-    record = {"schema_version": 1, "tool": "moesim-torch-index-add-rates", "unit": "us",
-              "date_utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "cpu_model": cpu_model(),
-              "gpu": torch.cuda.get_device_name(), "torch": torch.__version__, "python": platform.python_version(),
-              "repeats": args.repeats, "results": results}
+    record = record_header("moesim-torch-index-add-rates", repeats=args.repeats, results=results)
     with open(args.out, "w") as f:
         json.dump(record, f, indent=1)
 

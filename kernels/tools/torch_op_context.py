@@ -22,16 +22,14 @@ The probes run at a layer's shape (torch_host_costs' sized cases: --rows x --wid
 """
 import argparse
 import json
-import platform
 import statistics
 import time
 
 import torch
 import torch.distributed as dist
-import torch.multiprocessing as mp
 
-from torch_dispatch_bench import cpu_model
-from torch_host_costs import sized_op_cases, start_rank
+from torch_dispatch_bench import record_header
+from torch_host_costs import run_ranks, sized_op_cases, start_rank
 from torch_step_context import op_pool, run_chain
 
 
@@ -109,15 +107,7 @@ def main():
     parser.add_argument("--out", required=True)
     args = parser.parse_args()
     world = args.processes
-    ctx = mp.get_context("spawn")
-    barrier, queue = ctx.Barrier(world), ctx.Queue()
-    procs = [ctx.Process(target=measure, args=(r, world, args, barrier, queue)) for r in range(world)]
-    for p in procs:
-        p.start()
-    per_rank = dict(queue.get() for _ in procs)
-    for p in procs:
-        p.join()
-    ranks = [per_rank[r] for r in sorted(per_rank)]
+    ranks = run_ranks(measure, world, args)
 
     def mean(path):
         node = list(ranks)
@@ -134,12 +124,10 @@ def main():
         print(f"{name:12s} warm {warm['p50']:8.2f} us, in a step's context {in_context['p50']:8.2f} us: "
               f"{summary[name]['in_context_over_warm']:.3f}x (mean over {world} ranks of the medians)")
     print(f"chain op     {summary['chain_per_op']['p50']:8.2f} us")
-    record = {"schema_version": 1, "tool": "moesim-torch-op-context", "unit": "us",
-              "date_utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "cpu_model": cpu_model(),
-              "device": args.device, "gpu": torch.cuda.get_device_name() if args.device == "cuda" else None,
-              "torch": torch.__version__, "python": platform.python_version(), "processes": world,
-              "rounds": args.rounds, "calls": args.calls, "reps": args.reps, "rows": args.rows,
-              "width": args.width, "ranks": ranks, "mean_over_ranks": summary}
+    record = record_header("moesim-torch-op-context", device=args.device,
+                           gpu=torch.cuda.get_device_name() if args.device == "cuda" else None, processes=world,
+                           rounds=args.rounds, calls=args.calls, reps=args.reps, rows=args.rows, width=args.width,
+                           ranks=ranks, mean_over_ranks=summary)
     with open(args.out, "w") as f:
         json.dump(record, f, indent=1)
 
