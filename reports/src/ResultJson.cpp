@@ -73,6 +73,7 @@ nlohmann::json scenario_json(const schedules::Scenario& s) {
   j["capacity_factor"] = s.workload.capacity_factor;
   j["implementation"] = schedules::implementation_name(s);
   j["host_speed"] = s.host_speed;
+  j["host_straggle"] = schedules::host_straggle(s);
   return j;
 }
 

@@ -13,13 +13,16 @@ std::string scenario_line(const schedules::SimulationResult& r) {
   const auto& s = r.scenario;
   return fmt::format(
       "# {} on {} x{} ({} profile '{}'), {}, {}, EP={} TP={}, {} tokens/rank, seq {}, {}, {} layers{}, "
-      "implementation {}{}",
+      "implementation {}{}{}",
       s.model.name, s.hw.gpu.name, r.world, hw::to_string(s.hw.provenance.kind), s.hw.name,
       schedules::to_string(s.workload.phase), schedules::to_string(s.parallel.moe_comm), s.parallel.ep,
       s.parallel.tp, s.workload.tokens, s.workload.seq_len, models::to_string(s.workload.dtype), r.layers,
       r.symmetric ? " (symmetric: one rank simulated)" : " (every rank simulated)",
       schedules::implementation_name(s),
-      s.host_speed != 1 ? fmt::format(" (host speed {:g})", s.host_speed) : "");
+      s.host_speed != 1 ? fmt::format(" (host speed {:g})", s.host_speed) : "",
+      schedules::host_straggle(s) != 1 ? fmt::format(" (host costs x{:.3f}: the slowest of {} ranks' hosts)",
+                                                     schedules::host_straggle(s), s.parallel.ep)
+                                       : "");
 }
 std::string schedule_and_engine(const schedules::SimulationResult& r) {
   return r.scenario.schedule + engine_tag(r);

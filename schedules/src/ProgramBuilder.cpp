@@ -65,8 +65,7 @@ std::vector<std::vector<double>> transpose(const std::vector<std::vector<double>
 // Host costs per op: the profile's over the host's speed, and, for an eager stack whose ranks meet at every
 // collective of the EP group, times what waiting for the slowest rank's host adds.
 double host_scale(const Scenario& s) {
-  const double straggle = s.impl ? cost::straggle_factor(s.impl->rank_spread, s.parallel.ep) : 1.0;
-  return straggle / s.host_speed;
+  return host_straggle(s) / s.host_speed;
 }
 
 }  // namespace

@@ -4,6 +4,10 @@
 
 namespace moesim::schedules {
 
+double host_straggle(const Scenario& s) {
+  return s.impl ? cost::straggle_factor(s.impl->rank_spread, s.parallel.ep) : 1.0;
+}
+
 std::string implementation_name(const Scenario& s) {
   return s.impl ? s.impl->name : "fused";
 }

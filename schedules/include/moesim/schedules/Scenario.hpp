@@ -134,6 +134,12 @@ struct Scenario {
 /** @brief The scenario's implementation profile's name ("fused" when it has none). */
 std::string implementation_name(const Scenario& s);
 
+/**
+ * @brief What every host cost is charged for waiting on the slowest of the EP group's hosts: the
+ * implementation profile's straggle_factor(rank_spread, EP); 1 without a profile.
+ */
+double host_straggle(const Scenario& s);
+
 std::string to_string(Phase phase);
 std::string to_string(Optimizer optimizer);
 /** @brief Parses none|adam|zero1; ConfigError at "--optimizer" otherwise. */
