@@ -1,9 +1,10 @@
-// `moesim list models|hw|schedules`.
+// `moesim list models|hw|schedules|impls`.
 #include <fmt/format.h>
 
 #include <iostream>
 
 #include "Commands.hpp"
+#include "moesim/cost/ImplementationProfile.hpp"
 #include "moesim/hwprofiles/ProfileLoader.hpp"
 #include "moesim/models/ModelSpec.hpp"
 #include "moesim/schedules/Registry.hpp"
@@ -33,6 +34,16 @@ int list(const std::string& what) {
                                p.peak_flops("bf16") / 1e12, p.gpu.hbm_bw_Bps / 1e9,
                                p.node.fabric.per_gpu_bw_Bps / 1e9);
     }
+  } else if (what == "impls") {
+    std::cout << "# implementation profiles (--impl NAME, or a FILE learned by calibrate --torch-trace)\n";
+    for (const auto& name : cost::shipped_implementation_names()) {
+      const cost::ImplementationProfile p = cost::load_implementation(name);
+      const std::string& text = p.provenance.description;
+      std::cout << name << ": "
+                << (p.is_fused() ? "the in-tree layer runner's kernels, launched from C++"
+                                 : text.substr(0, text.find(';')))
+                << "\n";
+    }
   } else {
     for (const auto& s : schedules::schedule_registry().all()) {
       std::cout << s.name << ": " << s.help << "\n";
@@ -49,10 +60,11 @@ int list(const std::string& what) {
 
 void add_list(CLI::App& app, Action& action) {
   auto what = std::make_shared<std::string>();
-  CLI::App* sub = app.add_subcommand("list", "List shipped models, hardware profiles or schedules");
-  sub->add_option("what", *what, "models | hw | schedules")
+  CLI::App* sub = app.add_subcommand(
+      "list", "List shipped models, hardware profiles, schedules or implementation profiles");
+  sub->add_option("what", *what, "models | hw | schedules | impls")
       ->required()
-      ->check(CLI::IsMember({"models", "hw", "schedules"}));
+      ->check(CLI::IsMember({"models", "hw", "schedules", "impls"}));
   sub->callback([what, &action] { action = [what] { return list(*what); }; });
 }
 

@@ -179,5 +179,11 @@ else
   bad "bench --suite layer runs layer_runner on the shipped model with -g and merges its JSON"
 fi
 
+# list impls: every shipped implementation profile, a line each with what it runs.
+impls=$("$moesim" list impls)
+for name in eager fused grouped hf-grouped_mm; do
+  if grep -qE "^$name: [a-zA-Z]" <<< "$impls"; then ok; else bad "list impls has no line for $name"; fi
+done
+
 echo "cli: $passed passed, $failed failed"
 [[ $failed -eq 0 ]]
