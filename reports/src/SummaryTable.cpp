@@ -20,9 +20,10 @@ std::string scenario_line(const schedules::SimulationResult& r) {
       r.symmetric ? " (symmetric: one rank simulated)" : " (every rank simulated)",
       schedules::implementation_name(s),
       s.host_speed != 1 ? fmt::format(" (host speed {:g})", s.host_speed) : "",
-      schedules::host_straggle(s) != 1 ? fmt::format(" (host costs x{:.3f}: the slowest of {} ranks' hosts)",
-                                                     schedules::host_straggle(s), s.parallel.ep)
-                                       : "");
+      schedules::host_straggle(s) != 1
+          ? fmt::format(" (forward host costs x{:.3f}: the slowest of {} ranks' hosts)",
+                        schedules::host_straggle(s), s.parallel.ep)
+          : "");
 }
 std::string schedule_and_engine(const schedules::SimulationResult& r) {
   return r.scenario.schedule + engine_tag(r);

@@ -62,8 +62,9 @@ std::vector<std::vector<double>> transpose(const std::vector<std::vector<double>
   }
   return t;
 }
-// Host costs per op: the profile's over the host's speed, and, for an eager stack whose ranks meet at every
-// collective of the EP group, times what waiting for the slowest rank's host adds.
+// Host costs per forward op: the profile's over the host's speed, and, for an eager stack whose ranks meet at
+// every collective of the EP group, times what waiting for the slowest rank's host adds (measured on Python's
+// issue of forward ops; autograd's engine issues the backward).
 double host_scale(const Scenario& s) {
   return host_straggle(s) / s.host_speed;
 }
@@ -123,6 +124,7 @@ ProgramBuilder::ProgramBuilder(const Scenario& scenario, const TrafficPlan& traf
       program_(program),
       launch_ns_(cost::launch_ns(scenario.hw) / scenario.host_speed),
       host_scale_(host_scale(scenario)),
+      backward_host_scale_(1.0 / scenario.host_speed),
       all_to_all_transport_(all_to_all_transport),
       all_to_all_(all_to_all) {}
 
@@ -253,6 +255,7 @@ OpId ProgramBuilder::compute(int layer, const std::string& tag, LayerOp op, Pass
                              const models::OpContext& context, std::vector<OpId> deps) {
   const std::string prefix = layer_prefix(layer) + (tag.empty() ? "" : tag + ".");
   const sim::OpOrigin origin = this->origin(layer, pass != Pass::FORWARD, models::to_string(op));
+  const double host_scale = pass == Pass::FORWARD ? host_scale_ : backward_host_scale_;
   const cost::OpCostInputs inputs{s_.hw, s_.model, s_.workload.attention, s_.impl.get(), s_.parallel.ep};
   OpId last = NO_OP;
   bool first = true;
@@ -266,7 +269,7 @@ OpId ProgramBuilder::compute(int layer, const std::string& tag, LayerOp op, Pass
       // The stack's own host work before the sync runs while the GPU works; then the host waits for the
       // compute stream (and, before the op's first kernel, for what that kernel would have waited for).
       if (k.launch_ns > 0)
-        program_.add_host_op(rank_, prefix + k.name + ".host", "host", k.launch_ns * host_scale_, {}, origin);
+        program_.add_host_op(rank_, prefix + k.name + ".host", "host", k.launch_ns * host_scale, {}, origin);
       std::vector<OpId> drained = first ? deps : std::vector<OpId>{};
       if (const OpId tail = last != NO_OP ? last : last_compute_; tail != NO_OP) drained.push_back(tail);
       program_.add_host_op(rank_, prefix + k.name, "host_sync", 0, std::move(drained), origin);
@@ -276,7 +279,7 @@ OpId ProgramBuilder::compute(int layer, const std::string& tag, LayerOp op, Pass
     first = false;
     flops_[rank_] += k.flops;
     last = program_.add_kernel(rank_, COMPUTE, prefix + k.name, category(op), k.work,
-                               k.launch_ns * host_scale_, deps, origin);
+                               k.launch_ns * host_scale, deps, origin);
   }
   if (last != NO_OP) last_compute_ = last;
   return last;
@@ -475,7 +478,9 @@ OpId ProgramBuilder::collective(int layer, Comm which, std::vector<OpId> deps) {
   // The stack's launch of the collective (Python, split sizes, the NCCL call) where the implementation gives
   // it. A one-rank group calls no collective in any eager stack.
   const std::optional<double> stack = s_.impl ? s_.impl->collective_host(to_string(which)) : std::nullopt;
-  const double launch = !stack ? host_ns(built) : s_.parallel.ep > 1 ? *stack * host_scale_ : 0.0;
+  const double launch = !stack               ? host_ns(built)
+                        : s_.parallel.ep > 1 ? *stack * (backward ? backward_host_scale_ : host_scale_)
+                                             : 0.0;
   return add_collective(std::move(c), COMM, to_string(which), std::move(deps),
                         origin(layer, backward, to_string(which)), launch);
 }

@@ -188,7 +188,8 @@ class ProgramBuilder {
   const TrafficPlan& traffic_;
   sim::Program& program_;
   double launch_ns_;
-  double host_scale_;  ///< 1 / the scenario's host speed
+  double host_scale_;           ///< forward host costs: host_straggle / the scenario's host speed
+  double backward_host_scale_;  ///< backward host costs: 1 / the scenario's host speed
   sim::Transport all_to_all_transport_;
   AllToAllAlgorithm all_to_all_;
   int rank_ = 0;

@@ -134,7 +134,8 @@ struct ImplementationProfile {
   /**
    * @brief Spread of the host's issue speed between ranks that meet at collectives, as the standard deviation
    * of a normal factor around 1 (0: every rank issues alike). Host-bound ranks wait for the slowest at every
-   * collective, so a symmetric simulation charges each host cost straggle_factor(rank_spread, ranks) times.
+   * collective, so a symmetric simulation charges each forward host cost straggle_factor(rank_spread, ranks)
+   * times (measured on Python's issue of forward ops; backward host costs keep factor 1).
    */
   double rank_spread = 0;
   /** @brief Per (op, pass) entries; an op without one keeps the fused inventory. */

@@ -135,7 +135,7 @@ struct Scenario {
 std::string implementation_name(const Scenario& s);
 
 /**
- * @brief What every host cost is charged for waiting on the slowest of the EP group's hosts: the
+ * @brief What every forward host cost is charged for waiting on the slowest of the EP group's hosts: the
  * implementation profile's straggle_factor(rank_spread, EP); 1 without a profile.
  */
 double host_straggle(const Scenario& s);
