@@ -53,7 +53,7 @@ of such a stack:
     python3 cost/implementations/make_builtins.py DISPATCH.json LAUNCH.json MEASUREMENTS.json... OUT_DIR
 
 MEASUREMENTS are torch_host_costs, torch_step_context, torch_op_context (or torch_collective_context),
-torch_index_add_rates and torch_elementwise_paths records, told apart by their `tool` key.
+torch_index_add_rates, torch_elementwise_paths and torch_host_jitter records, told apart by their `tool` key.
 """
 import json
 import math
@@ -360,19 +360,25 @@ def swiglu_activation(c, rows, width, repeat="once"):
     return [mem("silu", rows, width, b(4, "silu_chunk"), e, repeat), mem("mul", rows, width, b(6, "mul_chunk"), e, repeat)]
 
 
-def grouped_experts(c):
-    """Megatron's GroupedMLP at EP > 1: per-expert counts to the device, the received chunks sorted expert-major
-    (split + cat, Megatron's sort_chunks_by_idxs), offsets, two grouped GEMMs, and the chunks sorted back."""
+def chunk_sorts(c):
+    """EP > 1: the per-expert counts to the device and the received chunks sorted expert-major (split + cat,
+    Megatron's sort_chunks_by_idxs) before the experts, and sorted back after them: (before, after)."""
     w = "ep>1"
-    scan = c.op("reduction")
-    return [no_grad(fixed("counts_to_device", 0, c.op("elementwise"), when=w)), no_grad(sync(c.notice, when=w)),
-            dict(mem("sort_chunks", "received_rows", "hidden", 4, c.op("cat"), when=w),
-                 host_us_per_chunk=c.exchange["chunk_forward"]),
-            no_grad(fixed("offsets", 0, scan)), no_grad(fixed("offsets_scan", 0, c.launch)),
-            no_grad(fixed("prepare_grouped_gemm", 0, c.launch)), gemm(c.op("mm"), "fc1")] + swiglu_activation(
-        c, "received_rows", "expert_ffn") + [no_grad(fixed("prepare_grouped_gemm", 0, c.launch)), gemm(c.op("mm"), "fc2"),
-                                            dict(mem("unsort_chunks", "received_rows", "hidden", 4, c.op("cat"), when=w),
-                                                 host_us_per_chunk=c.exchange["chunk_forward"])]
+
+    def sort(label):
+        return dict(mem(label, "received_rows", "hidden", 4, c.op("cat"), when=w),
+                    host_us_per_chunk=c.exchange["chunk_forward"])
+    return ([no_grad(fixed("counts_to_device", 0, c.op("elementwise"), when=w)), no_grad(sync(c.notice, when=w)),
+             sort("sort_chunks")], [sort("unsort_chunks")])
+
+
+def grouped_experts(c):
+    """Megatron's GroupedMLP: at EP > 1 the chunk sorts, offsets, two grouped GEMMs."""
+    before, after = chunk_sorts(c)
+    return (before + [no_grad(fixed("offsets", 0, c.op("reduction"))), no_grad(fixed("offsets_scan", 0, c.launch)),
+                      no_grad(fixed("prepare_grouped_gemm", 0, c.launch)), gemm(c.op("mm"), "fc1")]
+            + swiglu_activation(c, "received_rows", "expert_ffn")
+            + [no_grad(fixed("prepare_grouped_gemm", 0, c.launch)), gemm(c.op("mm"), "fc2")] + after)
 
 
 def loop_experts(c):
@@ -414,18 +420,14 @@ def transformers_experts(c):
     """Two grouped GEMMs with SwiGLU on the fused projection's halves; the out-of-range rows zeroed after each
     projection (masked_fill, a mask [R, 1]) and the routing weight applied to the rows (a multiply by [R, 1]). The
     EP > 1 chunk sorts are `grouped`'s."""
-    w, e, b = "ep>1", c.op("elementwise"), c.bytes_on_path
-    return ([no_grad(fixed("counts_to_device", 0, c.op("elementwise"), when=w)), no_grad(sync(c.notice, when=w)),
-             dict(mem("sort_chunks", "received_rows", "hidden", 4, c.op("cat"), when=w),
-                  host_us_per_chunk=c.exchange["chunk_forward"]),
-             no_grad(fixed("prepare_grouped_gemm", 0, c.launch)), gemm(c.op("mm"), "fc1"),
-             mem("zero_out_of_range_fc1", "received_rows", "expert_ffn", b(8, "masked_fill"), e)]
+    e, b = c.op("elementwise"), c.bytes_on_path
+    before, after = chunk_sorts(c)
+    return (before + [no_grad(fixed("prepare_grouped_gemm", 0, c.launch)), gemm(c.op("mm"), "fc1"),
+                      mem("zero_out_of_range_fc1", "received_rows", "expert_ffn", b(8, "masked_fill"), e)]
             + swiglu_activation(c, "received_rows", "expert_ffn")
             + [no_grad(fixed("prepare_grouped_gemm", 0, c.launch)), gemm(c.op("mm"), "fc2"),
                mem("zero_out_of_range_fc2", "received_rows", "hidden", b(4, "masked_fill"), e),
-               mem("mul_weight", "received_rows", "hidden", b(4, "mul_rows"), e),
-               dict(mem("unsort_chunks", "received_rows", "hidden", 4, c.op("cat"), when=w),
-                    host_us_per_chunk=c.exchange["chunk_forward"])])
+               mem("mul_weight", "received_rows", "hidden", b(4, "mul_rows"), e)] + after)
 
 
 def transformers_unpermute(c):

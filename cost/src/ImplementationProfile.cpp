@@ -368,6 +368,7 @@ std::string to_string(ImplRows rows) {
 std::string to_string(ImplWidth width) {
   return name_of(kWidthNames, width);
 }
+
 double expected_max_of_normals(int n) {
   if (n <= 1) return 0;
   // E[max] = integral of x n phi(x) Phi(x)^(n-1) dx, midpoint rule over [-8, 8] (the tails add nothing at
@@ -385,6 +386,7 @@ double expected_max_of_normals(int n) {
 }
 
 double straggle_factor(double rank_spread, int ranks) {
+  if (rank_spread <= 0) return 1;  // most profiles: skip the integral
   return 1 + rank_spread * expected_max_of_normals(ranks);
 }
 

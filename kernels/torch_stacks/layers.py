@@ -119,8 +119,8 @@ class Attention(nn.Module):
         if not self.mla:
             q, k, v = F.linear(x, self.w_qkv).split(
                 [a.heads * a.head_dim, a.kv_heads * a.head_dim, a.kv_heads * a.head_dim], dim=-1)
-            norms = (self.q_norm, self.k_norm) if a.qk_norm else (None, None)
-            q, k = self._heads(q, a.heads, a.head_dim, norms[0]), self._heads(k, a.kv_heads, a.head_dim, norms[1])
+            q = self._heads(q, a.heads, a.head_dim, getattr(self, "q_norm", None))
+            k = self._heads(k, a.kv_heads, a.head_dim, getattr(self, "k_norm", None))
             v = self._heads(v, a.kv_heads, a.head_dim)
             return apply_rotary(q, self.cos, self.sin), apply_rotary(k, self.cos, self.sin), v
         if a.q_lora_rank:

@@ -11,6 +11,7 @@ namespace moesim::reports {
 namespace {
 std::string scenario_line(const schedules::SimulationResult& r) {
   const auto& s = r.scenario;
+  const double straggle = schedules::host_straggle(s);
   return fmt::format(
       "# {} on {} x{} ({} profile '{}'), {}, {}, EP={} TP={}, {} tokens/rank, seq {}, {}, {} layers{}, "
       "implementation {}{}{}",
@@ -20,10 +21,9 @@ std::string scenario_line(const schedules::SimulationResult& r) {
       r.symmetric ? " (symmetric: one rank simulated)" : " (every rank simulated)",
       schedules::implementation_name(s),
       s.host_speed != 1 ? fmt::format(" (host speed {:g})", s.host_speed) : "",
-      schedules::host_straggle(s) != 1
-          ? fmt::format(" (forward host costs x{:.3f}: the slowest of {} ranks' hosts)",
-                        schedules::host_straggle(s), s.parallel.ep)
-          : "");
+      straggle != 1 ? fmt::format(" (forward host costs x{:.3f}: the slowest of {} ranks' hosts)", straggle,
+                                  s.parallel.ep)
+                    : "");
 }
 std::string schedule_and_engine(const schedules::SimulationResult& r) {
   return r.scenario.schedule + engine_tag(r);

@@ -255,7 +255,7 @@ OpId ProgramBuilder::compute(int layer, const std::string& tag, LayerOp op, Pass
                              const models::OpContext& context, std::vector<OpId> deps) {
   const std::string prefix = layer_prefix(layer) + (tag.empty() ? "" : tag + ".");
   const sim::OpOrigin origin = this->origin(layer, pass != Pass::FORWARD, models::to_string(op));
-  const double host_scale = pass == Pass::FORWARD ? host_scale_ : backward_host_scale_;
+  const double scale = pass == Pass::FORWARD ? host_scale_ : backward_host_scale_;
   const cost::OpCostInputs inputs{s_.hw, s_.model, s_.workload.attention, s_.impl.get(), s_.parallel.ep};
   OpId last = NO_OP;
   bool first = true;
@@ -269,7 +269,7 @@ OpId ProgramBuilder::compute(int layer, const std::string& tag, LayerOp op, Pass
       // The stack's own host work before the sync runs while the GPU works; then the host waits for the
       // compute stream (and, before the op's first kernel, for what that kernel would have waited for).
       if (k.launch_ns > 0)
-        program_.add_host_op(rank_, prefix + k.name + ".host", "host", k.launch_ns * host_scale, {}, origin);
+        program_.add_host_op(rank_, prefix + k.name + ".host", "host", k.launch_ns * scale, {}, origin);
       std::vector<OpId> drained = first ? deps : std::vector<OpId>{};
       if (const OpId tail = last != NO_OP ? last : last_compute_; tail != NO_OP) drained.push_back(tail);
       program_.add_host_op(rank_, prefix + k.name, "host_sync", 0, std::move(drained), origin);
@@ -278,8 +278,8 @@ OpId ProgramBuilder::compute(int layer, const std::string& tag, LayerOp op, Pass
     if (!first) deps.clear();
     first = false;
     flops_[rank_] += k.flops;
-    last = program_.add_kernel(rank_, COMPUTE, prefix + k.name, category(op), k.work,
-                               k.launch_ns * host_scale, deps, origin);
+    last = program_.add_kernel(rank_, COMPUTE, prefix + k.name, category(op), k.work, k.launch_ns * scale,
+                               deps, origin);
   }
   if (last != NO_OP) last_compute_ = last;
   return last;
