@@ -362,27 +362,32 @@ TracedQuantities quantities(const TracedStack& s) {
   return q;
 }
 
-// Host time the profiler adds: the untraced issue time over the traced one, blocked time taken out of both.
-double host_scale(const TracedStack& s, std::vector<std::string>& notes) {
+// Host time the profiler adds: the untraced issue time over the traced one, blocked time taken out of both;
+// per pass when the record says when the untraced forward returned.
+traces::ProfilerHostScale host_scale(const TracedStack& s, std::vector<std::string>& notes) {
   const double host = s.step.host_us, wait = s.step.wait_us;
-  const std::optional<double> inflation = traces::profiler_host_scale(s.step, s.issue_ms);
+  const auto inflation = traces::profiler_host_scale(s.step, s.issue_ms, s.forward_issue_ms);
   if (!inflation) {
     notes.push_back(s.label +
                     ": no untraced issue time: host costs as traced (the profiler's overhead included)");
-    return 1;
+    return {};
   }
-  const double scale = *inflation;
-  notes.push_back(s.label + ": host time scaled by " + fixed(scale, 3) + " (untraced issue " +
-                  fixed(s.issue_ms, 2) + " ms, traced " + fixed(host * 1e-3, 2) + " ms, blocked " +
-                  fixed(wait * 1e-3, 2) + " ms)");
-  return scale;
+  const bool per_pass = inflation->forward != inflation->backward;
+  notes.push_back(s.label + ": host time scaled by " +
+                  (per_pass ? fixed(inflation->forward, 3) + " forward, " + fixed(inflation->backward, 3) +
+                                  " backward (untraced forward issue " + fixed(s.forward_issue_ms, 2) +
+                                  " ms, traced " + fixed(s.step.forward_host_us * 1e-3, 2) + " ms; step "
+                            : fixed(inflation->forward, 3) + " (") +
+                  "untraced issue " + fixed(s.issue_ms, 2) + " ms, traced " + fixed(host * 1e-3, 2) +
+                  " ms, blocked " + fixed(wait * 1e-3, 2) + " ms)");
+  return *inflation;
 }
 
 // Returns whether the routed experts loop over the local experts.
 bool learn_stack(const TracedStack& s, const hw::HwProfile& hw, cost::ImplementationProfile& p,
                  std::vector<std::string>& notes) {
   bool loops = false;
-  const double scale = host_scale(s, notes);
+  const traces::ProfilerHostScale scale = host_scale(s, notes);
   const TracedQuantities q = quantities(s);
   std::map<std::string, std::vector<const traces::OpCall*>> by_key;
   for (const traces::OpCall& c : s.step.calls) by_key[c.op + (c.backward ? ".bwd" : "")].push_back(&c);
@@ -406,7 +411,7 @@ bool learn_stack(const TracedStack& s, const hw::HwProfile& hw, cost::Implementa
       double host = 0;
       for (const traces::OpCall* c : it->second)
         for (const TracedItem& item : c->items) host += item.host_us;
-      p.collective_host_ns[name] = host * scale * 1e3 / static_cast<double>(it->second.size());
+      p.collective_host_ns[name] = host * scale.of(backward) * 1e3 / static_cast<double>(it->second.size());
     }
     for (LayerOp op : moe_layer_ops()) {
       if (op == LayerOp::SHARED_EXPERTS && s.model.moe.shared_experts == 0) continue;
@@ -424,7 +429,7 @@ bool learn_stack(const TracedStack& s, const hw::HwProfile& hw, cost::Implementa
       if (it != by_key.end()) {
         const int per_layer = op == LayerOp::RESIDUAL_ADD ? 2 : 1;  // moesim adds twice per layer
         const std::vector<TracedItem> items = representative(it->second, per_layer);
-        OpLearner learner(hw, op, backward, q, scale, s.ep);
+        OpLearner learner(hw, op, backward, q, scale.of(backward), s.ep);
         std::optional<ExpertLoop> loop;
         if (op == LayerOp::ROUTED_EXPERTS) loop = find_expert_loop(items, q.context.expert_tokens.size());
         if (loop) {
@@ -477,6 +482,7 @@ TracedStack load_traced_stack(const std::string& trace_file, const TracedRunConf
   s.seq = given.seq > 0 ? given.seq : record ? record->seq : s.tokens;
   if (record) {
     s.issue_ms = record->issue_ms_p50;
+    s.forward_issue_ms = record->forward_issue_ms_p50;
     s.cpu_model = record->cpu_model;
   }
   return s;

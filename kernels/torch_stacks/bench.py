@@ -3,6 +3,7 @@ import functools
 import gzip
 import os
 import shutil
+import time
 import traceback
 
 import torch
@@ -42,7 +43,8 @@ def build_native(cfg, shape, ctx):
 
 
 def make_step(module, forward, cfg, x, grad):
-    """The timed step: forward (autograd recording, as training's) or forward + backward, no optimizer."""
+    """The timed step: forward (autograd recording, as training's) or forward + backward, no optimizer;
+    returns the host clock (time.perf_counter) when its forward returned."""
     params = [p for p in module.parameters() if p.requires_grad]
 
     def step():
@@ -52,9 +54,11 @@ def make_step(module, forward, cfg, x, grad):
                     p.grad = None
             with record_function("moesim.forward"):
                 y = forward(x)
+            forward_returned = time.perf_counter()
             if cfg.phase == "train":
                 with record_function("moesim.backward"):
                     y.backward(grad)
+        return forward_returned
     return step
 
 

@@ -4,6 +4,9 @@ Each timed step starts from idle GPUs: a barrier over the ranks and a device syn
 a step's time includes the host's launch of its first kernels, as a training step's does.
   gpu_ms    CUDA event time from the step's first launch to its end (the host's time on the CPU)
   issue_ms  host time until the step's Python returned (all kernels launched; host-bound when ~gpu_ms)
+  forward_issue_ms  host time until its forward returned (a step function that returns the
+            time.perf_counter() of that moment); a profiler inflates forward and backward issue unequally,
+            so a trace's host costs are scaled per pass by these
   wall_ms   host time until the GPU finished
 """
 import statistics
@@ -17,24 +20,27 @@ def summary(values):
 
 
 def _timed_step(step, ctx):
-    """One step from idle GPUs: (gpu_ms, issue_ms, wall_ms)."""
+    """One step from idle GPUs: (gpu_ms, issue_ms, wall_ms, forward_issue_ms); the last is issue_ms when
+    the step does not say when its forward returned."""
     ctx.barrier()
     start_host = time.perf_counter()
     if ctx.is_cuda:
         start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
         start.record()
-    step()
+    forward_returned = step()
     issued = time.perf_counter()
     if ctx.is_cuda:
         end.record()
         end.synchronize()
     done = time.perf_counter()
     wall, issue = (done - start_host) * 1e3, (issued - start_host) * 1e3
-    return (start.elapsed_time(end) if ctx.is_cuda else wall), issue, wall
+    forward_issue = issue if forward_returned is None else (forward_returned - start_host) * 1e3
+    return (start.elapsed_time(end) if ctx.is_cuda else wall), issue, wall, forward_issue
 
 
 def time_steps(steps, ctx, warmup, iters):
-    """Times each step function of `steps` iters times; per step {"gpu_ms", "issue_ms", "wall_ms"}.
+    """Times each step function of `steps` iters times; per step {"gpu_ms", "issue_ms", "wall_ms",
+    "forward_issue_ms"}.
 
     Several steps (a regular/farskip pair on one stack) are interleaved, in the order ABBA ABBA...: every
     warm-up round runs each step once, timed round i runs them in order, reversed when i is odd. Whatever
@@ -45,11 +51,12 @@ def time_steps(steps, ctx, warmup, iters):
         for step in steps:
             step()
     ctx.synchronize()
-    out = [{"gpu_ms": [], "issue_ms": [], "wall_ms": []} for _ in steps]
+    keys = ("gpu_ms", "issue_ms", "wall_ms", "forward_issue_ms")
+    out = [{key: [] for key in keys} for _ in steps]
     for i in range(iters):
         order = range(len(steps)) if i % 2 == 0 else reversed(range(len(steps)))
         for k in order:
-            for key, value in zip(("gpu_ms", "issue_ms", "wall_ms"), _timed_step(steps[k], ctx)):
+            for key, value in zip(keys, _timed_step(steps[k], ctx)):
                 out[k][key].append(value)
     return out
 

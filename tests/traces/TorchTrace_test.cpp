@@ -134,9 +134,32 @@ TEST(OpAttribution, ProfilerInflationFromTheUntracedIssueTime) {
   s.host_us = 1000;
   s.wait_us = 200;
   // (600 us untraced - 200 blocked) / (1000 - 200) = 0.5
-  EXPECT_DOUBLE_EQ(*profiler_host_scale(s, 0.6), 0.5);
+  EXPECT_DOUBLE_EQ(profiler_host_scale(s, 0.6)->forward, 0.5);
   EXPECT_FALSE(profiler_host_scale(s, 0).has_value());
-  EXPECT_DOUBLE_EQ(*profiler_host_scale(s, 5.0), 1.0);  // never above the traced time
+  EXPECT_DOUBLE_EQ(profiler_host_scale(s, 5.0)->forward, 1.0);  // never above the traced time
+  // Without a backward or a forward range the forward's issue time cannot split it: one factor for both.
+  EXPECT_DOUBLE_EQ(profiler_host_scale(s, 0.6, 0.2)->backward, 0.5);
+}
+
+TEST(OpAttribution, ProfilerInflationPerPassWhenTheForwardsIssueTimeIsKnown) {
+  AttributedStep s;
+  s.has_backward = true;
+  s.host_us = 1000;  // forward 400 (100 of it blocked), backward 600 (50 blocked)
+  s.wait_us = 150;
+  s.forward_host_us = 400;
+  s.forward_wait_us = 100;
+  const ProfilerHostScale scale = *profiler_host_scale(s, 0.7, 0.25);
+  EXPECT_DOUBLE_EQ(scale.forward, (250.0 - 100) / (400 - 100));  // 0.5
+  EXPECT_DOUBLE_EQ(scale.backward, (450.0 - 50) / (600 - 50));   // 0.727...
+  EXPECT_DOUBLE_EQ(scale.of(true), scale.backward);
+  EXPECT_DOUBLE_EQ(profiler_host_scale(s, 0.7)->forward, (700.0 - 150) / (1000 - 150));  // unknown: one
+}
+
+TEST(OpAttribution, TheForwardRangeEndsTheForwardsHostTime) {
+  const AttributedStep s = attribute_step(load_torch_trace(kTrain + ".rank0.trace.json.gz"));
+  EXPECT_GT(s.forward_host_us, 0);
+  EXPECT_LT(s.forward_host_us, s.host_us);
+  EXPECT_LE(s.forward_wait_us, s.wait_us);
 }
 
 TEST(TorchStackRecord, ReadsConfigurationTimingAndTraces) {

@@ -56,6 +56,10 @@ class Attributor {
       end_ = step->end_us();
       main_tid_ = step->tid;
       out_.host_us = step->dur_us;
+      for (const Range& r : trace.ranges)
+        if (r.name == "moesim.forward" && r.tid == main_tid_ && r.ts_us >= begin_ && r.end_us() <= end_)
+          forward_end_ = r.end_us();
+      if (forward_end_) out_.forward_host_us = *forward_end_ - begin_;
     } else {
       begin_ = trace.calls.empty() ? 0 : trace.calls.front().ts_us;
       end_ = trace.calls.empty() ? 0 : trace.calls.back().ts_us + trace.calls.back().dur_us;
@@ -115,6 +119,7 @@ class Attributor {
       }
       if (call.is_sync() || blocking_copy) {
         out_.wait_us += call.dur_us;
+        if (forward_end_ && call.ts_us < *forward_end_) out_.forward_wait_us += call.dur_us;
         ref->second = call.ts_us + call.dur_us;
       }
       OpCall* target = owner(call);
@@ -172,6 +177,7 @@ class Attributor {
 
   const TorchTrace& trace_;
   double begin_ = 0, end_ = 0;
+  std::optional<double> forward_end_;  // the step's moesim.forward range ends here
   std::int64_t main_tid_ = -1;
   std::vector<LayerRange> ranges_;
   std::vector<const CpuOp*> nodes_;
@@ -194,9 +200,22 @@ std::optional<std::string> moesim_op_of_range(const std::string& name) {
   return std::nullopt;
 }
 
-std::optional<double> profiler_host_scale(const AttributedStep& step, double untraced_issue_ms) {
+std::optional<ProfilerHostScale> profiler_host_scale(const AttributedStep& step, double untraced_issue_ms,
+                                                     double untraced_forward_issue_ms) {
   if (untraced_issue_ms <= 0 || step.host_us <= step.wait_us) return std::nullopt;
-  return std::clamp((untraced_issue_ms * 1e3 - step.wait_us) / (step.host_us - step.wait_us), 0.05, 1.0);
+  auto ratio = [](double untraced_us, double traced_us, double wait_us) {
+    return std::clamp((untraced_us - wait_us) / (traced_us - wait_us), 0.05, 1.0);
+  };
+  const double whole = ratio(untraced_issue_ms * 1e3, step.host_us, step.wait_us);
+  const double backward_host = step.host_us - step.forward_host_us,
+               backward_wait = step.wait_us - step.forward_wait_us;
+  const double untraced_backward_us = (untraced_issue_ms - untraced_forward_issue_ms) * 1e3;
+  const bool per_pass = untraced_forward_issue_ms > 0 && step.has_backward &&
+                        step.forward_host_us > step.forward_wait_us && backward_host > backward_wait &&
+                        untraced_backward_us > 0;
+  if (!per_pass) return ProfilerHostScale{whole, whole};
+  return ProfilerHostScale{ratio(untraced_forward_issue_ms * 1e3, step.forward_host_us, step.forward_wait_us),
+                           ratio(untraced_backward_us, backward_host, backward_wait)};
 }
 
 const OpCall* AttributedStep::find(int layer, const std::string& op, bool backward) const {

@@ -131,6 +131,7 @@ TorchStackRecord torch_stack_record_from_json(const nlohmann::json& document, co
   if (ranks.empty()) top.fail("ranks", "holds no ranks");
   JsonObject& rank0 = ranks.front();
   r.issue_ms_p50 = median_of(rank0, "issue_ms");
+  if (rank0.has("forward_issue_ms")) r.forward_issue_ms_p50 = median_of(rank0, "forward_issue_ms");
   r.gpu_ms_p50 = median_of(rank0, "gpu_ms");
   // A CPU run records no GPU (null).
   if (rank0.has("gpu_before") && !rank0.raw("gpu_before").is_null())

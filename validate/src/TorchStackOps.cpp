@@ -28,13 +28,15 @@ std::vector<OpTimes> compare_ops(const traces::TorchStackRecord& record,
     return rows[it->second];
   };
   const traces::AttributedStep step = traces::attribute_step(traces::load_torch_trace(record.traces.front()));
-  const double host_scale = traces::profiler_host_scale(step, record.issue_ms_p50).value_or(1.0);
+  const traces::ProfilerHostScale host_scale =
+      traces::profiler_host_scale(step, record.issue_ms_p50, record.forward_issue_ms_p50)
+          .value_or(traces::ProfilerHostScale{});
   for (bool backward : {false, true}) {
     for (const traces::OpCall& call : step.calls) {
       if (call.backward != backward) continue;
       OpTimes& r = row(call.op, backward);
       for (const traces::TracedItem& item : call.items) {
-        r.measured_host_ms += item.host_us * host_scale * 1e-3;
+        r.measured_host_ms += item.host_us * host_scale.of(backward) * 1e-3;
         if (item.kind != traces::TracedItem::Kind::LAUNCH) continue;
         ++r.measured_kernels;
         r.measured_gpu_ms += item.gpu.dur_us * 1e-3;

@@ -42,6 +42,8 @@ struct TracedStack {
   std::int64_t seq = 0;
   /** @brief Rank 0's untraced host time to issue one step (ms); 0 when unknown (no inflation correction). */
   double issue_ms = 0;
+  /** @brief ... to issue its forward (ms); 0 when unknown (one inflation correction for both passes). */
+  double forward_issue_ms = 0;
   std::string cpu_model;  ///< the host CPU ("" unknown)
   std::string label;      ///< for notes (the trace file)
 };

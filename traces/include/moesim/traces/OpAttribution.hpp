@@ -53,8 +53,11 @@ struct AttributedStep {
   std::string file;
   double host_us = 0;  ///< the `moesim.step` range (host time to issue the step, profiler overhead included)
   double wait_us = 0;  ///< host time blocked in synchronisations during the step
-  double gpu_us = 0;   ///< GPU time of every event the step launched
-  int layers = 0;      ///< 1 + the largest layer of a range
+  /// host time from the step's start to the end of its `moesim.forward` range (0: no such range)
+  double forward_host_us = 0;
+  double forward_wait_us = 0;  ///< the part of wait_us before that end
+  double gpu_us = 0;           ///< GPU time of every event the step launched
+  int layers = 0;              ///< 1 + the largest layer of a range
   bool has_backward = false;
   std::vector<OpCall> calls;                      ///< by (layer, op, pass), in order of first launch
   std::vector<UnattributedKernels> unattributed;  ///< largest GPU time first
@@ -70,12 +73,23 @@ struct AttributedStep {
  */
 AttributedStep attribute_step(const TorchTrace& trace);
 
+/** @brief Factors that take the profiler's overhead out of traced host times, per pass. */
+struct ProfilerHostScale {
+  double forward = 1, backward = 1;
+  double of(bool backward_pass) const { return backward_pass ? backward : forward; }
+};
+
 /**
  * @brief How much the profiler inflated the step's host work: (untraced issue time − blocked time) / (traced
- * step host time − blocked time), in [0.05, 1], the blocked time taken as the traced one; nullopt when the
- * untraced issue time is unknown (<= 0) or the traced step was all blocked.
+ * host time − blocked time), in [0.05, 1], the blocked time taken as the traced one. Per pass when the
+ * untraced forward's issue time is known (> 0) and the step traced a backward after its `moesim.forward`
+ * range: Python issues the forward op by op, autograd's engine the backward, and a profiler slows the two
+ * unequally (transformers' eager experts, traced training step: forward 2.2x, backward ~1.0x); else one
+ * factor for the step. nullopt when the untraced issue time is unknown (<= 0) or the traced step was all
+ * blocked.
  */
-std::optional<double> profiler_host_scale(const AttributedStep& step, double untraced_issue_ms);
+std::optional<ProfilerHostScale> profiler_host_scale(const AttributedStep& step, double untraced_issue_ms,
+                                                     double untraced_forward_issue_ms = 0);
 
 /** @brief moesim's op for a range's op name (`attention` -> attn_core...); nullopt for names it does not
  * know. */

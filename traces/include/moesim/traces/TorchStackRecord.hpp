@@ -45,9 +45,10 @@ struct TorchStackRecord {
   std::vector<std::vector<std::int64_t>> expert_rows_rank0;
   // measured
   double step_ms_p50 = 0, step_ms_min = 0, step_ms_max = 0;
-  double issue_ms_p50 = 0;  ///< rank 0's host time to issue a step (untraced), p50
-  double gpu_ms_p50 = 0;    ///< rank 0's event-timed GPU time, p50
-  std::string device;       ///< GPU name (ranks[0].gpu_before.name)
+  double issue_ms_p50 = 0;          ///< rank 0's host time to issue a step (untraced), p50
+  double forward_issue_ms_p50 = 0;  ///< ... to issue its forward, p50 (0: the record does not say)
+  double gpu_ms_p50 = 0;            ///< rank 0's event-timed GPU time, p50
+  std::string device;               ///< GPU name (ranks[0].gpu_before.name)
   /**
    * @brief An interleaved pair's FarSkip speedup as measured (timing.speedup: the median over rounds of
    * regular/farskip step time) and its bootstrap 95% interval; absent for a pair timed as two separate
