@@ -165,6 +165,7 @@ class StepEmitter {
       sim::KernelWork w = kernel_work(in_.hw, k, c_.dtype);
       w.compute_ns /= s.efficiency;
       w.memory_ns /= s.efficiency;
+      w.fixed_ns += s.kernel_overhead_ns;
       kernel(k.name, w, s, k.flops);
     }
   }

@@ -127,6 +127,8 @@ ImplStep read_step(JsonObject s, models::LayerOp op) {
       if (step.gemm.empty())
         s.fail("gemm", "expected \"*\" or one of the op's GEMM names (fc1, fc2.wgrad...)");
       step.efficiency = bounded(s, "efficiency", 1 / kMaxFactor, kMaxFactor, true);
+      if (s.has("kernel_overhead_us"))
+        step.kernel_overhead_ns = bounded(s, "kernel_overhead_us", 0, kMaxMicroseconds, true) * 1e3;
       break;
     case ImplStepKind::ATTENTION:
       if (op != models::LayerOp::ATTN_CORE) s.fail("kind", "attention steps belong to attn_core only");
@@ -172,6 +174,7 @@ nlohmann::json step_to_json(const ImplStep& s) {
     case ImplStepKind::GEMM:
       j["gemm"] = s.gemm;
       j["efficiency"] = s.efficiency;
+      if (s.kernel_overhead_ns > 0) j["kernel_overhead_us"] = s.kernel_overhead_ns * 1e-3;
       break;
     case ImplStepKind::ATTENTION:
       j["time_factor"] = s.time_factor;

@@ -205,6 +205,33 @@ TEST_F(ImplementationKernelsTest, PerExpertStepsRepeatForExpertsWithRows) {
   EXPECT_DOUBLE_EQ(with_exchange.back().work.fixed_ns, 9e3);
 }
 
+// A learned per-launch excess adds to every kernel of its GEMM step and to nothing else: fc1 of each expert
+// takes the table's work plus 1.5 us that no resource speeds up.
+TEST_F(ImplementationKernelsTest, GemmKernelOverheadAddsToEachLaunch) {
+  auto document = expert_loop_profile();
+  document["ops"][0]["steps"][2]["efficiency"] = 1;
+  const ImplementationProfile plain = implementation_from_json(document, "p.json");
+  document["ops"][0]["steps"][2]["kernel_overhead_us"] = 1.5;
+  const ImplementationProfile with_overhead = implementation_from_json(
+      implementation_to_json(implementation_from_json(document, "p.json")), "back.json");
+  const auto c = experts({10, 0, 5, 7});
+  const auto a =
+      op_kernels({hw, model, hw::AttentionImpl::FUSED, &plain, 1}, LayerOp::ROUTED_EXPERTS, Pass::FORWARD, c);
+  const auto b = op_kernels({hw, model, hw::AttentionImpl::FUSED, &with_overhead, 1}, LayerOp::ROUTED_EXPERTS,
+                            Pass::FORWARD, c);
+  ASSERT_EQ(a.size(), b.size());
+  int gemms = 0;
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    const bool fc1 = a[i].name == "routed_experts.fc1";
+    gemms += fc1 ? 1 : 0;
+    EXPECT_DOUBLE_EQ(b[i].work.fixed_ns, a[i].work.fixed_ns + (fc1 ? 1.5e3 : 0)) << a[i].name;
+    EXPECT_DOUBLE_EQ(b[i].work.compute_ns, a[i].work.compute_ns) << a[i].name;
+  }
+  EXPECT_EQ(gemms, 3);  // the three experts with rows
+  document["ops"][0]["steps"][2]["kernel_overhead_us"] = -1;
+  EXPECT_NE(error_of(document).find("/ops/0/steps/2/kernel_overhead_us"), std::string::npos);
+}
+
 // Megatron's sort_chunks_by_idxs splits the received rows into one chunk per (source rank, local expert): its
 // host time grows with EP x local experts, here 2 x 4 = 8 chunks at 2.5 us each beside the 11 us op.
 TEST_F(ImplementationKernelsTest, HostTimePerChunkScalesWithTheExchangesChunks) {

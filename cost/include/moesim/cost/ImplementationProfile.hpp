@@ -87,6 +87,8 @@ struct ImplStep {
   std::string gemm = "*";
   /** @brief GEMM: rate relative to the hardware profile's (time divides by it); > 0. */
   double efficiency = 1;
+  /** @brief GEMM: time added to each of its kernels beyond the hardware profile's, whatever its size (ns). */
+  double kernel_overhead_ns = 0;
   /** @brief ATTENTION: time relative to moesim's attention model; > 0. */
   double time_factor = 1;
   /** @brief MEMORY: HBM bytes per (row · width) element. */
