@@ -36,6 +36,12 @@ class InterleaveTest(unittest.TestCase):
                 self.assertEqual(r["status"], "ok")
                 self.assertTrue(r["config"]["interleaved"])
                 self.assertEqual([len(rank["gpu_ms"]) for rank in r["ranks"]], [ITERS, ITERS])
+                # A training step's forward returns before the step does: its issue time is a part of the step's.
+                for rank in r["ranks"]:
+                    self.assertEqual(len(rank["forward_issue_ms"]), ITERS)
+                    for forward, step in zip(rank["forward_issue_ms"], rank["issue_ms"]):
+                        self.assertGreater(forward, 0)
+                        self.assertLess(forward, step)
             steps = [r["timing"]["step"]["per_iteration"] for r in (regular, farskip)]
             self.assertEqual(farskip["timing"]["speedup"]["estimate"], median_round_ratio(*steps))
             self.assertEqual(regular["timing"]["speedup"], farskip["timing"]["speedup"])
