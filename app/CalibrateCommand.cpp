@@ -106,6 +106,15 @@ void add_calibrate(CLI::App& app, Action& action) {
   sub->add_option("--ep", o->traced.ep, "... its EP degree")->check(CLI::Range(1, 1 << 20));
   sub->add_option("--tokens", o->traced.tokens, "... its tokens per rank")->check(CLI::Range(1, 1 << 20));
   sub->add_option("--seq", o->traced.seq, "... its sequence length")->check(CLI::Range(1, 1 << 20));
+  sub->add_option(
+         "--untraced-issue-ms", o->traced.issue_ms,
+         "With --impl-out: the traced step's host issue time without the profiler (ms), to take the "
+         "profiler's overhead out of the trace's host times (a run record beside the trace gives it)")
+      ->check(CLI::Range(1e-6, 1e9));
+  sub->add_option("--untraced-forward-ms", o->traced.forward_issue_ms,
+                  "... and its forward's (ms): the overhead then comes out per pass (the trace needs a "
+                  "moesim.forward range)")
+      ->check(CLI::Range(1e-6, 1e9));
   sub->callback([o, &action] { action = [o] { return run_calibrate(*o); }; });
 }
 

@@ -494,6 +494,16 @@ TracedStack load_traced_stack(const std::string& trace_file, const TracedRunConf
     s.forward_issue_ms = record->forward_issue_ms_p50;
     s.cpu_model = record->cpu_model;
   }
+  if (given.issue_ms > 0) s.issue_ms = given.issue_ms;
+  if (given.forward_issue_ms > 0) s.forward_issue_ms = given.forward_issue_ms;
+  if (given.forward_issue_ms > 0 && s.issue_ms <= 0)
+    throw ConfigError(trace_file, "",
+                      "--untraced-forward-ms needs the whole step's: give --untraced-issue-ms");
+  if (given.forward_issue_ms > 0 && !(given.forward_issue_ms < s.issue_ms))
+    throw ConfigError(trace_file, "",
+                      "--untraced-forward-ms " + fixed(given.forward_issue_ms, 3) +
+                          ": expected less than the step's untraced issue time (--untraced-issue-ms, or the "
+                          "run record's)");
   return s;
 }
 

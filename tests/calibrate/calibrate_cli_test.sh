@@ -59,8 +59,18 @@ expect impl_no_kernels 2 "holds no GPU kernels" -- \
 cp "$stack.rank0.trace.json.gz" "$work/bare.trace.json.gz"
 expect impl_no_record 2 "give the traced run's --model" -- \
   "$moesim" calibrate --torch-trace "$work/bare.trace.json.gz" --base h100 --impl-out "$work/impl4.json"
-expect impl_given 0 "wrote" -- "$moesim" calibrate --torch-trace "$work/bare.trace.json.gz" --base h100 \
-  --impl-out "$work/impl4.json" --model qwen3-30b-a3b --ep 2 --tokens 256 --seq 128
+expect impl_given 0 "no untraced issue time" -- "$moesim" calibrate --torch-trace "$work/bare.trace.json.gz" \
+  --base h100 --impl-out "$work/impl4.json" --model qwen3-30b-a3b --ep 2 --tokens 256 --seq 128
+# The untraced issue times a user timed: the profiler's overhead comes out, per pass with the forward's.
+expect impl_untraced 0 "host time scaled by .* forward, .* backward" -- "$moesim" calibrate --torch-trace \
+  "$work/bare.trace.json.gz" --base h100 --impl-out "$work/impl5.json" --model qwen3-30b-a3b --ep 2 \
+  --tokens 256 --seq 128 --untraced-issue-ms 20 --untraced-forward-ms 8
+expect impl_forward_alone 2 "needs the whole step's: give --untraced-issue-ms" -- "$moesim" calibrate \
+  --torch-trace "$work/bare.trace.json.gz" --base h100 --impl-out "$work/impl6.json" --model qwen3-30b-a3b \
+  --ep 2 --tokens 256 --seq 128 --untraced-forward-ms 8
+expect impl_forward_too_long 2 "untraced-forward-ms 30.000: expected less" -- "$moesim" calibrate \
+  --torch-trace "$work/bare.trace.json.gz" --base h100 --impl-out "$work/impl7.json" --model qwen3-30b-a3b \
+  --ep 2 --tokens 256 --seq 128 --untraced-issue-ms 20 --untraced-forward-ms 30
 expect impl_bad 2 "impl.bad.json: /ops/0/pass" -- bash -c \
   "sed 's/\"pass\": \"forward\"/\"pass\": \"sideways\"/' '$work/impl.json' > '$work/impl.bad.json' && \
    '$moesim' simulate --model qwen3-30b-a3b --hw h100 --ep 2 --tokens 256 --impl '$work/impl.bad.json'"

@@ -62,6 +62,8 @@ struct TracedRunConfig {
   int ep = 0;
   std::int64_t tokens = 0;  ///< per rank
   std::int64_t seq = 0;
+  double issue_ms = 0;          ///< untraced host time to issue one step (ms)
+  double forward_issue_ms = 0;  ///< ... to issue its forward (ms; needs issue_ms)
 };
 
 /**
