@@ -1,6 +1,8 @@
 // Torch-stack records as scenarios, their comparison, and the per-op view from the trace beside a record.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "moesim/common/Error.hpp"
 #include "moesim/hwprofiles/ProfileLoader.hpp"
 #include "moesim/validate/TorchStacks.hpp"
@@ -59,6 +61,28 @@ TEST(TorchStacks, ComparesWithTheStylesShippedProfileAndOpByOp) {
   options.impl.all = "fused";
   options.ops = false;
   EXPECT_EQ(compare_torch_stacks(find_torch_stack_records(kRecords), options).front().impl, "fused");
+}
+
+// transformers' Qwen3MoeModel runs ops of its own outside the decoder layers' ranges (the rotary embedding's
+// cos/sin, the attention mask, the final RMSNorm: 8 kernels alone): --steps shows them as one row moesim
+// predicts nothing for, so that part of a miss is named.
+TEST(TorchStacks, LaunchesOutsideTheLayersAreARowOfTheirOwn) {
+  TorchStackOptions options;
+  options.ops = true;
+  const auto cs = compare_torch_stacks(
+      find_torch_stack_records(
+          {std::string(MOESIM_TEST_DATA_DIR) +
+           "/data/torch-stacks/2026-11-27-nvidia-h200-hf/hf/"
+           "qwen3-30b-a3b.hf-grouped_mm.ep1.t2048.s2048.l2.forward.regular.balanced.json"}),
+      options);
+  ASSERT_EQ(cs.size(), 1u);
+  const auto outside =
+      std::find_if(cs[0].ops.begin(), cs[0].ops.end(), [](const OpTimes& o) { return o.op == kOutsideOps; });
+  ASSERT_NE(outside, cs[0].ops.end());
+  EXPECT_GE(outside->measured_kernels, 10);
+  EXPECT_GT(outside->measured_host_ms, 0);
+  EXPECT_EQ(outside->predicted_kernels, 0);
+  EXPECT_EQ(outside->predicted_host_ms, 0);
 }
 
 TEST(TorchStacks, ImplementationChoice) {

@@ -124,6 +124,7 @@ class Attributor {
       }
       OpCall* target = owner(call);
       if (target == nullptr) {
+        out_.unattributed_host_us += item.host_us;
         if (gpu != nullptr) {
           UnattributedKernels& u = unattributed[gpu->name];
           u.name = gpu->name;

@@ -43,6 +43,14 @@ std::vector<OpTimes> compare_ops(const traces::TorchStackRecord& record,
       }
     }
   }
+  if (!step.unattributed.empty() || step.unattributed_syncs > 0) {
+    // A model's own ops outside its layers (transformers' rotary embedding, mask, final norm): the host time
+    // before them, scaled as the forward's (where most of them run).
+    OpTimes& r = row(kOutsideOps, false);
+    for (const traces::UnattributedKernels& u : step.unattributed) r.measured_kernels += u.count;
+    r.measured_gpu_ms = step.unattributed_gpu_us() * 1e-3;
+    r.measured_host_ms = step.unattributed_host_us * host_scale.forward * 1e-3;
+  }
   const sim::Program& program = *result.program;
   const int rank = program.simulated_ranks().front();
   for (std::size_t id = 0; id < program.ops().size(); ++id) {

@@ -34,8 +34,11 @@ void print_ops(std::ostream& out, const TorchStackComparison& c) {
             ? fmt::format("{:+.1f}", 100 * (o.predicted_gpu_ms - o.measured_gpu_ms) / o.measured_gpu_ms)
             : "-";
     out << fmt::format("  {:<16} {:<8} {:>8} {:>8} {:>10.3f} {:>10.3f} {:>8} {:>10.3f} {:>10.3f}\n", o.op,
-                       o.backward ? "backward" : "forward", o.measured_kernels, o.predicted_kernels,
-                       o.measured_gpu_ms, o.predicted_gpu_ms, error, o.measured_host_ms, o.predicted_host_ms);
+                       o.op == kOutsideOps ? "-"
+                       : o.backward        ? "backward"
+                                           : "forward",
+                       o.measured_kernels, o.predicted_kernels, o.measured_gpu_ms, o.predicted_gpu_ms, error,
+                       o.measured_host_ms, o.predicted_host_ms);
   }
 }
 

@@ -62,6 +62,9 @@ struct AttributedStep {
   std::vector<OpCall> calls;                      ///< by (layer, op, pass), in order of first launch
   std::vector<UnattributedKernels> unattributed;  ///< largest GPU time first
   int unattributed_syncs = 0;
+  /// host time before the launches and syncs no op claims (a model's own ops outside its layers' ranges:
+  /// transformers' rotary embedding, attention mask and final norm)
+  double unattributed_host_us = 0;
   /** @brief The call of (layer, op, pass), or nullptr. */
   const OpCall* find(int layer, const std::string& op, bool backward) const;
   double unattributed_gpu_us() const;

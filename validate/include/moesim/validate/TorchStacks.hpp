@@ -54,8 +54,11 @@ struct ImplementationChoice {
 ImplementationChoice parse_implementation_choice(const std::vector<std::string>& values);
 
 /** @brief One op of one pass, summed over the layers: measured in the trace and predicted. */
+/// The OpTimes row of a trace's launches and syncs that no op claims (either pass; moesim predicts none).
+inline constexpr const char* kOutsideOps = "(outside ops)";
+
 struct OpTimes {
-  std::string op;  ///< moesim's op name, or dispatch / combine
+  std::string op;  ///< moesim's op name, dispatch / combine, or kOutsideOps
   bool backward = false;
   int measured_kernels = 0, predicted_kernels = 0;
   double measured_gpu_ms = 0, predicted_gpu_ms = 0;
