@@ -408,7 +408,9 @@ bool learn_stack(const TracedStack& s, const hw::HwProfile& hw, cost::Implementa
              fixed(u.gpu_us, 1) + " us";
     }
     notes.push_back(s.label + ": unattributed " + fixed(s.step.unattributed_gpu_us(), 1) +
-                    " us of GPU time (" + top + "), " + std::to_string(s.step.unattributed_syncs) + " syncs");
+                    " us of GPU time (" + top + "), " + std::to_string(s.step.unattributed_syncs) +
+                    " syncs, " + fixed(s.step.unattributed_host_us * scale.forward * 1e-3, 2) +
+                    " ms of host time before them: not in the profile (no op of moesim's layers runs them)");
   }
   for (bool backward : {false, true}) {
     if (backward && !s.step.has_backward) continue;
