@@ -38,9 +38,11 @@ of such a stack:
   - GPU time of the elementwise ops that PyTorch runs on its generic path (an operand broadcast or a strided view:
     RMSNorm's casts and multiplies, RoPE's rotate-half, SwiGLU on the halves of a fused projection, the routing
     weight's multiply): kernels/tools/torch_elementwise_paths.py (ELEMENTWISE) times each such op of these layers
-    against a vectorized multiply of the same case on a GPU; such a step moves its bytes times its op's slowdown
-    (the median over cases of 16,384 rows and more, bf16, averaged over the GPUs measured: the profiles serve every
-    GPU), in forward and in backward, whose kernels take the same path (its factor there is not measured);
+    against a vectorized multiply of the same case on a GPU. The generic path streams at about the same rate on
+    H100 and H200 (its SMs, not the HBM, set the pace), so such a step moves its bytes at most at its op's measured
+    rate (`max_GB_per_s`: the median over cases of 16,384 rows and more, bf16, averaged over the GPUs), in forward
+    and in backward, whose kernels take the same path (not measured there); measured ops whose rate follows the
+    HBM move their bytes times their slowdown on the memory curve;
   - ranks that meet at collectives: host-bound ranks wait for the slowest at every one, and ranks issue at different
     speeds (kernels/tools/torch_host_jitter.py, JITTER: segments of 56 ops between syncs on 2 and 4 processes of a
     GPU host; the slowest rank's issue over the ranks' mean); the profiles' `host.rank_spread` is the spread of a
@@ -119,17 +121,29 @@ PATH_MIN_ROWS = 16384  # below, a case is short enough for launch latency to blu
 
 
 def elementwise_paths(records):
-    """Per measured op, its bf16 GPU time over a vectorized multiply's for its bytes: per record (a GPU) the median
-    over the cases of PATH_MIN_ROWS rows or more, then the mean over records."""
+    """Per measured op, (its bf16 GPU time over a vectorized multiply's for its bytes, its GB/s): per record (a GPU)
+    the medians over the cases of PATH_MIN_ROWS rows or more, then the means over records; and the ops whose rate
+    does not follow the GPU's HBM (between the fastest- and slowest-streaming GPU measured, their GB/s move by
+    less than half as much as the vectorized multiply's): those are capped at their rate, the rest scale with
+    the memory curve."""
     per_gpu = []
     for record in records:
-        ratios = {}
+        ratios, rates = {}, {}
         for r in record["results"]:
             if r["dtype"] == "bfloat16" and r["rows"] >= PATH_MIN_ROWS:
                 ratios.setdefault(r["op"], []).append(r["over_dense_rate"])
-        per_gpu.append({op: statistics.median(v) for op, v in ratios.items()})
+                rates.setdefault(r["op"], []).append(r["GB_per_s"])
+        per_gpu.append({op: (statistics.median(v), statistics.median(rates[op])) for op, v in ratios.items()})
     ops = set.intersection(*(set(g) for g in per_gpu))
-    return {op: round(sum(g[op] for g in per_gpu) / len(per_gpu), 2) for op in sorted(ops) if op != "dense_mul"}
+    slow, fast = min(per_gpu, key=lambda g: g["dense_mul"][1]), max(per_gpu, key=lambda g: g["dense_mul"][1])
+    dense_move = fast["dense_mul"][1] / slow["dense_mul"][1] - 1
+
+    def capped(op):
+        return dense_move > 0 and abs(fast[op][1] / slow[op][1] - 1) < dense_move / 2
+
+    return {op: {"ratio": round(sum(g[op][0] for g in per_gpu) / len(per_gpu), 2),
+                 "GB_per_s": round(sum(g[op][1] for g in per_gpu) / len(per_gpu)), "capped": capped(op)}
+            for op in sorted(ops) if op != "dense_mul"}
 
 
 def exchange_costs(records):
@@ -200,15 +214,23 @@ class Costs:
         return self.backward
 
     def bytes_on_path(self, bytes_per_element, op):
-        """Bytes per element of a step that runs as measured op `op` of torch_elementwise_paths."""
+        """Bytes per element of a step that runs as measured op `op` of torch_elementwise_paths, with its rate cap
+        (GB/s) where its rate does not follow the HBM: (bytes, cap) then, else its bytes times its slowdown."""
         if op not in self.paths:
             sys.exit(f"make_builtins: no torch_elementwise_paths measurement of {op}")
-        return round(bytes_per_element * self.paths[op], 2)
+        path = self.paths[op]
+        if path["capped"]:
+            return (bytes_per_element, path["GB_per_s"])
+        return round(bytes_per_element * path["ratio"], 2)
 
 
 # Step builders (cost/IMPL_FORMAT.md). bpe: bytes per element of rows x width.
 def mem(label, rows, width, bpe, host, repeat="once", when=None):
+    """bpe: bytes per element, or (bytes per element, GB/s cap) from Costs.bytes_on_path."""
+    bpe, cap = bpe if isinstance(bpe, tuple) else (bpe, None)
     s = {"kind": "memory", "label": label, "rows": rows, "width": width, "bytes_per_element": bpe, "host_us": host}
+    if cap:
+        s["max_GB_per_s"] = cap
     if repeat != "once":
         s["repeat"] = repeat
     if when:
@@ -558,8 +580,10 @@ def main():
                f"{index_adds[0][1]['gpu']}); ranks' host speed spread {inputs['rank_spread']:.3f} ("
                f"{len([r for _, r in jitters if r['processes'] > 1])} multi-process runs of torch_host_jitter, "
                f"{jitters[0][1]['cpu_model']}); generic-path elementwise ops (broadcast or strided operands) "
-               f"{min(c.paths.values()):.2f}-{max(c.paths.values()):.2f}x their bytes' time ("
-               f"{', '.join(r['gpu'] for _, r in paths)}, torch_elementwise_paths); GEMM and attention "
+               f"at {min(p['GB_per_s'] for p in c.paths.values() if p['capped'])}-"
+               f"{max(p['GB_per_s'] for p in c.paths.values() if p['capped'])} GB/s on any GPU, "
+               f"{sum(p['capped'] for p in c.paths.values())} of {len(c.paths)} ops measured (the rest with the memory "
+               f"curve) ({', '.join(r['gpu'] for _, r in paths)}, torch_elementwise_paths); GEMM and attention "
                f"at the hardware profile's rates; written by cost/implementations/make_builtins.py")
     for name, style, what in (("eager", "loop", "eager PyTorch MoE layers, routed experts as a loop over the experts "
                                "hit (transformers' eager experts)"),

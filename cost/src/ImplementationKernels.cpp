@@ -197,7 +197,10 @@ class StepEmitter {
         k.backward = pass_ != Pass::FORWARD;
         k.bytes = s.bytes_per_element * implementation_rows(c_, s.rows, expert) *
                   implementation_width(in_.model, c_, s.width);
-        kernel(k.name, kernel_work(in_.hw, k, c_.dtype), s, 0);
+        sim::KernelWork w = kernel_work(in_.hw, k, c_.dtype);
+        // A capped kernel is held back on its SMs, not by the HBM it shares: SM time, as a router's.
+        if (s.max_bytes_per_s > 0) w.compute_ns = std::max(w.compute_ns, k.bytes / s.max_bytes_per_s * 1e9);
+        kernel(k.name, w, s, 0);
         return;
       }
       case ImplStepKind::FIXED: {

@@ -136,6 +136,7 @@ ImplStep read_step(JsonObject s, models::LayerOp op) {
       break;
     case ImplStepKind::MEMORY:
       step.bytes_per_element = bounded(s, "bytes_per_element", 0, kMaxBytesPerElement, false);
+      if (s.has("max_GB_per_s")) step.max_bytes_per_s = bounded(s, "max_GB_per_s", 0, 1e6, false) * 1e9;
       step.rows = read_enum(s, "rows", kRowsNames);
       step.width = read_enum(s, "width", kWidthNames);
       break;
@@ -181,6 +182,7 @@ nlohmann::json step_to_json(const ImplStep& s) {
       break;
     case ImplStepKind::MEMORY:
       j["bytes_per_element"] = s.bytes_per_element;
+      if (s.max_bytes_per_s > 0) j["max_GB_per_s"] = s.max_bytes_per_s * 1e-9;
       j["rows"] = name_of(kRowsNames, s.rows);
       j["width"] = name_of(kWidthNames, s.width);
       break;

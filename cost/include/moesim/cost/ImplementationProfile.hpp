@@ -93,6 +93,12 @@ struct ImplStep {
   double time_factor = 1;
   /** @brief MEMORY: HBM bytes per (row · width) element. */
   double bytes_per_element = 0;
+  /**
+   * @brief MEMORY: the most bytes per second the kernel moves whatever the GPU's HBM, 0 for no cap. PyTorch's
+   * generic elementwise path (a broadcast or strided operand) streams at about the same rate on H100 and
+   * H200 (data/calibration/2026-11-27-*-elementwise-paths): its SMs, not the HBM, set the pace.
+   */
+  double max_bytes_per_s = 0;
   ImplRows rows = ImplRows::NONE;
   ImplWidth width = ImplWidth::ONE;
   /** @brief FIXED: the kernel's time (ns). */
