@@ -232,6 +232,29 @@ TEST_F(ImplementationKernelsTest, GemmKernelOverheadAddsToEachLaunch) {
   EXPECT_NE(error_of(document).find("/ops/0/steps/2/kernel_overhead_us"), std::string::npos);
 }
 
+// A capped memory step runs no faster than its rate on any GPU, as SM time; its HBM time stays the curve's:
+// 4 bytes x 5 rows x 2048 (hidden) at 1,000 GB/s is 40.96 ns, on H100 and H200 alike.
+TEST_F(ImplementationKernelsTest, MemoryRateCapIsSmTimeOnEveryGpu) {
+  auto document = expert_loop_profile();
+  document["ops"][0]["steps"][1]["max_GB_per_s"] = 1000;
+  const ImplementationProfile capped = implementation_from_json(
+      implementation_to_json(implementation_from_json(document, "p.json")), "back.json");
+  const ImplementationProfile plain = implementation_from_json(expert_loop_profile(), "p.json");
+  for (const char* gpu : {"h100", "h200"}) {
+    const hw::HwProfile hw_gpu = hw::load_profile(gpu);
+    const auto a = op_kernels({hw_gpu, model, hw::AttentionImpl::FUSED, &plain, 1}, LayerOp::ROUTED_EXPERTS,
+                              Pass::FORWARD, experts({5}));
+    const auto b = op_kernels({hw_gpu, model, hw::AttentionImpl::FUSED, &capped, 1}, LayerOp::ROUTED_EXPERTS,
+                              Pass::FORWARD, experts({5}));
+    ASSERT_EQ(a.size(), 3u);  // sync, gather, fc1
+    EXPECT_DOUBLE_EQ(b[1].work.compute_ns, 4.0 * 5 * 2048 / 1000e9 * 1e9) << gpu;
+    EXPECT_DOUBLE_EQ(b[1].work.memory_ns, a[1].work.memory_ns) << gpu;
+    EXPECT_DOUBLE_EQ(b[1].work.hbm_bytes, a[1].work.hbm_bytes) << gpu;
+  }
+  document["ops"][0]["steps"][1]["max_GB_per_s"] = 0;
+  EXPECT_NE(error_of(document).find("/ops/0/steps/1/max_GB_per_s"), std::string::npos);
+}
+
 // Megatron's sort_chunks_by_idxs splits the received rows into one chunk per (source rank, local expert): its
 // host time grows with EP x local experts, here 2 x 4 = 8 chunks at 2.5 us each beside the 11 us op.
 TEST_F(ImplementationKernelsTest, HostTimePerChunkScalesWithTheExchangesChunks) {
