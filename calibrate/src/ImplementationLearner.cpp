@@ -381,12 +381,12 @@ traces::ProfilerHostScale host_scale(const TracedStack& s, std::vector<std::stri
                     ": no untraced issue time: host costs as traced (the profiler's overhead included)");
     return {};
   }
-  const bool per_pass = inflation->forward != inflation->backward;
   notes.push_back(s.label + ": host time scaled by " +
-                  (per_pass ? fixed(inflation->forward, 3) + " forward, " + fixed(inflation->backward, 3) +
-                                  " backward (untraced forward issue " + fixed(s.forward_issue_ms, 2) +
-                                  " ms, traced " + fixed(s.step.forward_host_us * 1e-3, 2) + " ms; step "
-                            : fixed(inflation->forward, 3) + " (") +
+                  (inflation->per_pass
+                       ? fixed(inflation->forward, 3) + " forward, " + fixed(inflation->backward, 3) +
+                             " backward (untraced forward issue " + fixed(s.forward_issue_ms, 2) +
+                             " ms, traced " + fixed(s.step.forward_host_us * 1e-3, 2) + " ms; step "
+                       : fixed(inflation->forward, 3) + " (") +
                   "untraced issue " + fixed(s.issue_ms, 2) + " ms, traced " + fixed(host * 1e-3, 2) +
                   " ms, blocked " + fixed(wait * 1e-3, 2) + " ms)");
   return *inflation;

@@ -57,6 +57,10 @@ def step_problems(record):
     for key, value in (("p50", statistics.median(slowest)), ("min", min(slowest)), ("max", max(slowest))):
         if not _close(step.get(key, float("nan")), value):
             problems.append(f"timing.step.{key} = {step.get(key)}, recomputed {value}")
+    for r in ranks:  # since 2026-11-27: when each step's forward returned, inside the step's issue time
+        forward, issue = r.get("forward_issue_ms"), r.get("issue_ms", [])
+        if forward is not None and (len(forward) != len(issue) or any(f > i for f, i in zip(forward, issue))):
+            problems.append(f"rank {r.get('rank')}: forward_issue_ms is not one time per step within its issue_ms")
     return problems
 
 
@@ -150,25 +154,36 @@ def issue_over_gpu(record):
     return statistics.median(rank0["issue_ms"]) / statistics.median(rank0["gpu_ms"])
 
 
+def forward_share(record):
+    """Rank 0's host time to issue a step's forward over the step's (medians; None for records before 2026-11-27)."""
+    rank0 = record["ranks"][0]
+    if "forward_issue_ms" not in rank0:
+        return None
+    return statistics.median(rank0["forward_issue_ms"]) / statistics.median(rank0["issue_ms"])
+
+
 def table(paths):
-    """One row per (model, style, ep, tokens, layers, phase): regular and farskip step p50, their ratio, and
-    rank 0's host issue time over its GPU time under regular (near 1: the host sets the pace)."""
+    """One row per (model, style, ep, tokens, layers, phase): regular and farskip step p50, their ratio,
+    rank 0's host issue time over its GPU time under regular (near 1: the host sets the pace) and the
+    forward's share of that issue time (where the record says it)."""
     rows = {}
     for path in record_files(paths):
         r = load(path)
         c = r.get("config", {})
         if r.get("status") != "ok" or c.get("scale", 1) != 1:
             continue
-        rows.setdefault(configuration(c), {})[c["schedule"]] = (r["timing"]["step"]["p50"], issue_over_gpu(r))
+        rows.setdefault(configuration(c), {})[c["schedule"]] = (r["timing"]["step"]["p50"], issue_over_gpu(r),
+                                                                 forward_share(r))
     print("| model | style | EP | tokens/rank | seq | layers | phase | routing | regular p50 (ms) | farskip p50 (ms) "
-          "| farskip / regular | issue / GPU (regular) |")
-    print("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
+          "| farskip / regular | issue / GPU (regular) | forward / step issue (regular) |")
+    print("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
     for key in sorted(rows):
         reg, far = rows[key].get("regular"), rows[key].get("farskip")
         cells = [f"{v[0]:.2f}" if v else "" for v in (reg, far)]
         ratio = f"{far[0] / reg[0]:.3f}" if reg and far else ""
         issue = f"{reg[1]:.2f}" if reg else ""
-        print("| " + " | ".join(map(str, key)) + f" | {cells[0]} | {cells[1]} | {ratio} | {issue} |")
+        forward = f"{reg[2]:.2f}" if reg and reg[2] is not None else ""
+        print("| " + " | ".join(map(str, key)) + f" | {cells[0]} | {cells[1]} | {ratio} | {issue} | {forward} |")
     return 0
 
 

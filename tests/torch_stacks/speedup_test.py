@@ -75,5 +75,23 @@ class RecordsCheckTest(unittest.TestCase):
         self.assertIn("not found beside the record", self.check(alone, farskip)[1])
 
 
+class StepProblemsTest(unittest.TestCase):
+    @staticmethod
+    def record(forward):
+        rank = {"rank": 0, "gpu_ms": [5.0, 6.0], "issue_ms": [4.0, 4.5]}
+        if forward is not None:
+            rank["forward_issue_ms"] = forward
+        return {"config": {"iters": 2}, "ranks": [rank],
+                "timing": {"step": {"per_iteration": [5.0, 6.0], "p50": 5.5, "min": 5.0, "max": 6.0}}}
+
+    def test_forward_issue_lies_within_each_steps_issue(self):
+        self.assertEqual(records.step_problems(self.record(None)), [])  # records before 2026-11-27
+        self.assertEqual(records.step_problems(self.record([1.0, 2.0])), [])
+        for bad in ([1.0], [1.0, 4.6]):  # a step missing; a forward returning after its step
+            problems = records.step_problems(self.record(bad))
+            self.assertEqual(len(problems), 1, problems)
+            self.assertIn("forward_issue_ms", problems[0])
+
+
 if __name__ == "__main__":
     unittest.main()

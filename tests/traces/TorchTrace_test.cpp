@@ -152,6 +152,8 @@ TEST(OpAttribution, ProfilerInflationPerPassWhenTheForwardsIssueTimeIsKnown) {
   EXPECT_DOUBLE_EQ(scale.forward, (250.0 - 100) / (400 - 100));  // 0.5
   EXPECT_DOUBLE_EQ(scale.backward, (450.0 - 50) / (600 - 50));   // 0.727...
   EXPECT_DOUBLE_EQ(scale.of(true), scale.backward);
+  EXPECT_TRUE(scale.per_pass);
+  EXPECT_FALSE(profiler_host_scale(s, 0.7)->per_pass);
   EXPECT_DOUBLE_EQ(profiler_host_scale(s, 0.7)->forward, (700.0 - 150) / (1000 - 150));  // unknown: one
 }
 

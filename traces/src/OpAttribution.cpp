@@ -214,9 +214,9 @@ std::optional<ProfilerHostScale> profiler_host_scale(const AttributedStep& step,
   const bool per_pass = untraced_forward_issue_ms > 0 && step.has_backward &&
                         step.forward_host_us > step.forward_wait_us && backward_host > backward_wait &&
                         untraced_backward_us > 0;
-  if (!per_pass) return ProfilerHostScale{whole, whole};
+  if (!per_pass) return ProfilerHostScale{whole, whole, false};
   return ProfilerHostScale{ratio(untraced_forward_issue_ms * 1e3, step.forward_host_us, step.forward_wait_us),
-                           ratio(untraced_backward_us, backward_host, backward_wait)};
+                           ratio(untraced_backward_us, backward_host, backward_wait), true};
 }
 
 const OpCall* AttributedStep::find(int layer, const std::string& op, bool backward) const {

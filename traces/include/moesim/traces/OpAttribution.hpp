@@ -79,6 +79,7 @@ AttributedStep attribute_step(const TorchTrace& trace);
 /** @brief Factors that take the profiler's overhead out of traced host times, per pass. */
 struct ProfilerHostScale {
   double forward = 1, backward = 1;
+  bool per_pass = false;  ///< from the forward's own untraced issue time (else one factor for both)
   double of(bool backward_pass) const { return backward_pass ? backward : forward; }
 };
 
