@@ -98,7 +98,7 @@ void add_validate(CLI::App& app, const Invocation&, Action& action) {
   sub->add_option("--impl", o->impl,
                   "With torch-stack records: the implementation profile (NAME|FILE) for all records, or "
                   "STYLE=PROFILE per style, STYLE@HW=PROFILE per style on hardware profile HW (repeatable); "
-                  "default eager for loop/hf-eager, grouped for grouped, hf-grouped_mm for hf-grouped_mm");
+                  "default eager for loop, grouped for grouped, hf-eager and hf-grouped_mm for those styles");
   sub->add_option("--hw", o->hw,
                   "With --measured: this profile instead of the one matching the runner's GPU");
   sub->add_option(

@@ -28,11 +28,14 @@ constexpr double kMinEfficiency = 0.01, kMaxEfficiency = 100;
 constexpr double kLatencyBoundMargin = 1.1;
 constexpr double kNominalBytesPerElement = 4;
 
-const std::vector<LayerOp>& moe_layer_ops() {
+// A MoE layer's ops and the model's own around the layers (a trace without them learns that the stack runs
+// none: an entry without steps).
+const std::vector<LayerOp>& learned_ops() {
   static const std::vector<LayerOp> ops = {
-      LayerOp::ATTN_NORM, LayerOp::ATTN_QKV,       LayerOp::ATTN_CORE,   LayerOp::ATTN_OUT,
-      LayerOp::MLP_NORM,  LayerOp::GATE,           LayerOp::PERMUTE,     LayerOp::ROUTED_EXPERTS,
-      LayerOp::UNPERMUTE, LayerOp::SHARED_EXPERTS, LayerOp::RESIDUAL_ADD};
+      LayerOp::ATTN_NORM, LayerOp::ATTN_QKV,       LayerOp::ATTN_CORE,    LayerOp::ATTN_OUT,
+      LayerOp::MLP_NORM,  LayerOp::GATE,           LayerOp::PERMUTE,      LayerOp::ROUTED_EXPERTS,
+      LayerOp::UNPERMUTE, LayerOp::SHARED_EXPERTS, LayerOp::RESIDUAL_ADD, LayerOp::MODEL_INPUTS,
+      LayerOp::FINAL_NORM};
   return ops;
 }
 
@@ -424,7 +427,7 @@ bool learn_stack(const TracedStack& s, const hw::HwProfile& hw, cost::Implementa
         for (const TracedItem& item : c->items) host += item.host_us;
       p.collective_host_ns[name] = host * scale.of(backward) * 1e3 / static_cast<double>(it->second.size());
     }
-    for (LayerOp op : moe_layer_ops()) {
+    for (LayerOp op : learned_ops()) {
       if (op == LayerOp::SHARED_EXPERTS && s.model.moe.shared_experts == 0) continue;
       if (backward && op == LayerOp::RESIDUAL_ADD) continue;  // moesim's backward has no residual op
       const std::optional<models::AttentionType> attention =

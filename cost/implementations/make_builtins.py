@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""Writes the shipped implementation profiles eager.json, grouped.json and hf-grouped_mm.json (cost/IMPL_FORMAT.md).
+"""Writes the shipped implementation profiles eager.json, grouped.json, hf-eager.json and hf-grouped_mm.json
+(cost/IMPL_FORMAT.md).
 
 They describe eager PyTorch MoE stacks from first principles and microbenchmarks, with nothing taken from a timing
 of such a stack:
@@ -7,7 +8,8 @@ of such a stack:
     RMSNorm in float32, rotate-half RoPE, Qwen3's per-head q/k RMSNorm (steps `when: qk_norm`), SDPA attention,
     softmax/top-k routers; `eager` experts as transformers' loop over the experts hit, `grouped` as Megatron's
     permute -> grouped GEMM -> unpermute, `hf-grouped_mm` as transformers' grouped_mm_experts_forward), and for
-    EP > 1 Megatron's split-size exchange and chunk sort;
+    EP > 1 Megatron's split-size exchange and chunk sort; `hf-eager` and `hf-grouped_mm` also run a transformers
+    model's own ops around its layers (model_inputs, final_norm: transformers_model_inputs);
   - GPU time: GEMMs and attention at the hardware profile's own rates (efficiency 1); every other kernel moves
     the bytes its dtypes say (bf16 2 bytes, float32 4, int64 8; read + write per element of the tensor it works
     on) through the hardware profile's memory curve;
@@ -488,7 +490,25 @@ def shared_experts(c):
     return [gemm(c.op("mm"), "fc1")] + swiglu_activation(c, "tokens", "shared_ffn") + [gemm(c.op("mm"), "fc2")]
 
 
-def profile(name, style, c, inputs, description):
+def transformers_model_inputs(c):
+    """What transformers' decoder models (Qwen3MoeModel, MixtralModel, DeepseekV2Model; transformers 4.5x-5.x)
+    run before their first layer when given inputs_embeds and no cache: cache_position = arange(seq) plus the
+    past length, and position_ids from it; create_causal_mask's test for packed sequences (a diff of the
+    position ids: cat and sub, then ne, and a cumsum: a cast and cub's two scan kernels) and whether SDPA's
+    is_causal can stand for the mask (eq, a copy, and a device -> host copy of the answer: a sync); the rotary
+    embedding's cos and sin (inv_freq expanded and the positions cast to float32, a float32 bmm, cat, cos and sin
+    each times attention_scaling, both cast to the model's dtype). Every tensor is [1, seq] or [1, seq, head_dim]:
+    latency-bound kernels at any sequence a layer runs."""
+    e = c.op("elementwise")
+    launches = ["arange", "add_past_length", "sub_first_position", "diff_cat", "diff_sub", "ne", "cumsum_cast", "cumsum_init",
+                "cumsum_scan", "eq", "copy"]
+    rotary = ["inv_freq_to_float", "positions_to_float", "bmm", "cat", "cos", "mul_scaling_cos", "sin",
+              "mul_scaling_sin", "cos_to_dtype", "sin_to_dtype"]
+    return ([no_grad(fixed(label, 0, e)) for label in launches] + [sync(c.tolist)]
+            + [no_grad(fixed(label, 0, e)) for label in rotary])
+
+
+def profile(name, style, c, inputs, description, model_ops=False):
     ops = []
 
     def add(op, steps, attention=None):
@@ -524,6 +544,9 @@ def profile(name, style, c, inputs, description):
             ops[-1]["steps"] += whole_weight_gradients(c)
         add("unpermute", unpermute(c, multi_rank_only))
     add("shared_experts", shared_experts(c))
+    if model_ops:
+        add("model_inputs", transformers_model_inputs(c))
+        add("final_norm", rms_norm(c))
     launch_all_to_all = c.exchange["all_to_all"]
     return {
         "schema_version": 1, "kind": "moesim-implementation-profile", "name": name,
@@ -585,14 +608,19 @@ def main():
                f"{sum(p['capped'] for p in c.paths.values())} of {len(c.paths)} ops measured (the rest with the memory "
                f"curve) ({', '.join(r['gpu'] for _, r in paths)}, torch_elementwise_paths); GEMM and attention "
                f"at the hardware profile's rates; written by cost/implementations/make_builtins.py")
-    for name, style, what in (("eager", "loop", "eager PyTorch MoE layers, routed experts as a loop over the experts "
-                               "hit (transformers' eager experts)"),
-                              ("grouped", "grouped", "eager PyTorch MoE layers, routed experts as permute -> "
-                               "grouped GEMM -> unpermute (Megatron GroupedMLP)"),
-                              ("hf-grouped_mm", "transformers-grouped_mm", "transformers' MoE decoder layers with "
-                               "experts_implementation=\"grouped_mm\" (its grouped_mm_experts_forward: sort, "
-                               "gather, masked rows, two torch._grouped_mm, weighted sum over the top-k)")):
-        p = profile(name, style, c, inputs, what + "; " + sources)
+    model_ops = ("; with the model's own ops around its layers: transformers' positions, mask test and rotary "
+                 "tables before the first layer, the final RMSNorm after the last")
+    for name, style, what, model in (
+            ("eager", "loop", "eager PyTorch MoE layers, routed experts as a loop over the experts hit (transformers' "
+             "eager experts)", False),
+            ("grouped", "grouped", "eager PyTorch MoE layers, routed experts as permute -> grouped GEMM -> unpermute "
+             "(Megatron GroupedMLP)", False),
+            ("hf-eager", "loop", "transformers' MoE decoder models with experts_implementation=\"eager\" (a loop over "
+             "the experts hit)" + model_ops, True),
+            ("hf-grouped_mm", "transformers-grouped_mm", "transformers' MoE decoder models with "
+             "experts_implementation=\"grouped_mm\" (its grouped_mm_experts_forward: sort, gather, masked rows, two "
+             "torch._grouped_mm, weighted sum over the top-k)" + model_ops, True)):
+        p = profile(name, style, c, inputs, what + "; " + sources, model)
         with open(os.path.join(out_dir, name + ".json"), "w") as f:
             json.dump(p, f, indent=1)
             f.write("\n")

@@ -104,7 +104,7 @@ double bounded(JsonObject& object, const std::string& key, double low, double hi
 models::LayerOp read_op(JsonObject& object) {
   const std::string text = object.string("op");
   std::string accepted;
-  for (int i = 0; i <= static_cast<int>(models::LayerOp::RESIDUAL_ADD); ++i) {
+  for (int i = 0; i <= static_cast<int>(models::LayerOp::FINAL_NORM); ++i) {
     const auto op = static_cast<models::LayerOp>(i);
     if (models::to_string(op) == text) return op;
     accepted += (accepted.empty() ? "" : ", ") + models::to_string(op);

@@ -120,6 +120,9 @@ def hf_builder(cfg, shape, ctx):
         seed = layer_seed(cfg.seed, i, 0)
         a = forced_assignment(kind, exponent, cfg.tokens, shape.experts, shape.top_k, seed)
         _instrument(layer, i, a.to(ctx.device) if a is not None else None)
+    # The model's own ops before the first layer need no range (moesim reads them as model_inputs); the final
+    # norm gets one so that the last layer's residual add, which runs just before it, stays the layer's.
+    _ranges(model.norm, f"moesim.L{len(model.layers) - 1}.final_norm")
     batch = cfg.tokens // cfg.seq
 
     def forward(x):

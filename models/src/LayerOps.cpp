@@ -25,9 +25,10 @@ constexpr double kRouteEntryBytes = 8.0;
 // Combine weights (fp32) read by UNPERMUTE and FlashAttention's fp32 statistics / dQ accumulator.
 constexpr double kFp32Bytes = 4.0;
 
-constexpr std::array<const char*, 12> kLayerOpNames = {
-    "attn_norm", "attn_qkv",       "attn_core", "attn_out",       "mlp_norm",  "gate",
-    "permute",   "routed_experts", "unpermute", "shared_experts", "dense_ffn", "residual_add"};
+constexpr std::array<const char*, 14> kLayerOpNames = {
+    "attn_norm", "attn_qkv",     "attn_core",      "attn_out",  "mlp_norm",
+    "gate",      "permute",      "routed_experts", "unpermute", "shared_experts",
+    "dense_ffn", "residual_add", "model_inputs",   "final_norm"};
 
 std::int64_t ceil_div(std::int64_t a, std::int64_t b) {
   return (a + b - 1) / b;
@@ -296,6 +297,7 @@ void forward_kernels(const ModelSpec& spec, LayerOp op, const OpContext& context
   switch (op) {
     case LayerOp::ATTN_NORM:
     case LayerOp::MLP_NORM:
+    case LayerOp::FINAL_NORM:
       list.memory(to_string(spec.norm), activations * (1 + context.norm_extra_inputs), activations);
       return;
     case LayerOp::ATTN_QKV:
@@ -323,6 +325,8 @@ void forward_kernels(const ModelSpec& spec, LayerOp op, const OpContext& context
       return;
     case LayerOp::RESIDUAL_ADD:
       list.memory("add", 2.0 * activations, activations);
+      return;
+    case LayerOp::MODEL_INPUTS:
       return;
     case LayerOp::ATTN_CORE:
       break;

@@ -51,6 +51,9 @@ std::string category(LayerOp op) {
       return "dense_ffn";
     case LayerOp::RESIDUAL_ADD:
       return "residual";
+    case LayerOp::MODEL_INPUTS:
+    case LayerOp::FINAL_NORM:
+      return "model";
   }
   return "other";
 }
@@ -298,6 +301,17 @@ OpId ProgramBuilder::backward(int layer, const std::string& tag, LayerOp op, con
 
 OpId ProgramBuilder::backward(int layer, LayerOp op, std::vector<OpId> deps) {
   return backward(layer, "", op, context(op), std::move(deps));
+}
+
+bool ProgramBuilder::runs_model_op(LayerOp op, Pass pass) const {
+  const auto impl_pass = pass == Pass::FORWARD ? cost::ImplPass::FORWARD : cost::ImplPass::BACKWARD;
+  return s_.impl != nullptr && s_.impl->find(op, impl_pass, s_.model.attention.type) != nullptr;
+}
+
+OpId ProgramBuilder::model_op(int layer, LayerOp op, Pass pass, std::vector<OpId> deps) {
+  if (!runs_model_op(op, pass)) return NO_OP;
+  return pass == Pass::FORWARD ? compute(layer, op, pass, std::move(deps))
+                               : backward(layer, op, std::move(deps));
 }
 
 void ProgramBuilder::defer_wgrad(bool on) {

@@ -75,6 +75,14 @@ class ProgramBuilder {
   /** @brief Emits DGRAD then WGRAD of `op`; returns the last kernel (or NO_OP). */
   OpId backward(int layer, LayerOp op, std::vector<OpId> deps = {});
   /**
+   * @brief A model-level op (MODEL_INPUTS, FINAL_NORM) of `pass` (FORWARD, or DGRAD for the whole backward),
+   * named after `layer`: only where the implementation profile lists it for that pass (a stack that runs it
+   * per step); else nothing, as the in-tree runner. Returns its last kernel (or NO_OP).
+   */
+  OpId model_op(int layer, LayerOp op, Pass pass, std::vector<OpId> deps = {});
+  /** @brief Whether model_op(op, pass) emits anything. */
+  bool runs_model_op(LayerOp op, Pass pass) const;
+  /**
    * @brief Launches this rank's member of a layer's collective on the comm stream. It waits for
    * `deps` and for the last compute kernel emitted so far (which produced the data it sends).
    */

@@ -181,7 +181,7 @@ fi
 
 # list impls: every shipped implementation profile, a line each with what it runs.
 impls=$("$moesim" list impls)
-for name in eager fused grouped hf-grouped_mm; do
+for name in eager fused grouped hf-eager hf-grouped_mm; do
   if grep -qE "^$name: [a-zA-Z]" <<< "$impls"; then ok; else bad "list impls has no line for $name"; fi
 done
 

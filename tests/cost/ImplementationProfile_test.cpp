@@ -70,7 +70,7 @@ TEST(ImplementationProfile, ExpertWeightsWidthIsTheLocalStackedWeight) {
 
 TEST(ImplementationProfile, ShippedProfilesLoadAndFusedIsEmpty) {
   EXPECT_TRUE(load_implementation("fused").is_fused());
-  for (const char* name : {"eager", "grouped", "hf-grouped_mm"}) {
+  for (const char* name : {"eager", "grouped", "hf-eager", "hf-grouped_mm"}) {
     const ImplementationProfile p = load_implementation(name);
     EXPECT_EQ(p.name, name);
     EXPECT_FALSE(p.is_fused());
@@ -85,7 +85,7 @@ TEST(ImplementationProfile, ShippedProfilesLoadAndFusedIsEmpty) {
               std::nullopt);
   }
   const auto names = shipped_implementation_names();
-  EXPECT_EQ(names, (std::vector<std::string>{"eager", "fused", "grouped", "hf-grouped_mm"}));
+  EXPECT_EQ(names, (std::vector<std::string>{"eager", "fused", "grouped", "hf-eager", "hf-grouped_mm"}));
 }
 
 // Closed forms of the expected maximum of n standard normals: 0, 1/sqrt(pi), 3/(2 sqrt(pi)), and for 4

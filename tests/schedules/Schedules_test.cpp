@@ -1,6 +1,7 @@
 // Schedule-level properties of the regular and FarSkip DAGs on the engine.
 #include <gtest/gtest.h>
 
+#include <map>
 #include <memory>
 
 #include "moesim/common/Error.hpp"
@@ -399,4 +400,40 @@ TEST(Straggle, RankSpreadSlowsHostBoundRanksThatMeet) {
   const double ratio = step(2, 0.2) / step(2, 0);
   EXPECT_GT(ratio, 1.05);
   EXPECT_LE(ratio, cost::straggle_factor(0.2, 2) + 1e-9);  // 1.113: the GPU's part does not grow
+}
+
+// A model's own ops around its layers run once per step, and only where the implementation profile says the
+// stack runs them: transformers' models prepare positions, mask and rotary tables before the first layer and
+// normalize after the last; the in-tree runner and layer-only profiles run neither.
+TEST(ModelOps, RunOnceAroundTheStackWhereTheProfileListsThem) {
+  const auto blocks = [](const std::string& impl, Phase phase) {
+    Scenario s = training("regular", phase, 3, 4096);
+    s.impl = std::make_shared<cost::ImplementationProfile>(cost::load_implementation(impl));
+    const SimulationResult r = simulate(s);
+    std::map<std::string, int> kernels;  // "block[.bwd]@layer" -> rank 0's kernels
+    for (const auto& op : r.program->ops()) {
+      if (op.rank != 0 || op.kind != sim::OpKind::KERNEL) continue;
+      if (op.origin.block != "model_inputs" && op.origin.block != "final_norm") continue;
+      ++kernels[op.origin.block + (op.origin.backward ? ".bwd" : "") + "@" + std::to_string(op.origin.layer)];
+    }
+    return kernels;
+  };
+  const auto launches = [](const std::string& impl, models::LayerOp op, cost::ImplPass pass) {
+    int n = 0;
+    for (const auto& step : cost::load_implementation(impl).find(op, pass, models::AttentionType::MLA)->steps)
+      n += step.kind != cost::ImplStepKind::SYNC;
+    return n;
+  };
+  const int inputs = launches("hf-eager", models::LayerOp::MODEL_INPUTS, cost::ImplPass::FORWARD);
+  const int norm = launches("hf-eager", models::LayerOp::FINAL_NORM, cost::ImplPass::FORWARD);
+  const int norm_backward = launches("hf-eager", models::LayerOp::FINAL_NORM, cost::ImplPass::BACKWARD);
+  ASSERT_GT(inputs, 0);
+  ASSERT_GT(norm_backward, 0);
+  EXPECT_EQ(blocks("hf-eager", Phase::FORWARD),
+            (std::map<std::string, int>{{"final_norm@2", norm}, {"model_inputs@0", inputs}}));
+  EXPECT_EQ(blocks("hf-eager", Phase::TRAIN),
+            (std::map<std::string, int>{
+                {"final_norm.bwd@2", norm_backward}, {"final_norm@2", norm}, {"model_inputs@0", inputs}}));
+  EXPECT_TRUE(blocks("eager", Phase::TRAIN).empty());
+  EXPECT_TRUE(blocks("fused", Phase::TRAIN).empty());
 }

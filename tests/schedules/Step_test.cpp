@@ -2,10 +2,13 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "moesim/common/Error.hpp"
+#include "moesim/cost/ImplementationProfile.hpp"
 #include "moesim/hwprofiles/ProfileLoader.hpp"
 #include "moesim/models/ModelSpec.hpp"
 #include "moesim/schedules/ScenarioFlags.hpp"
@@ -287,5 +290,42 @@ TEST(Pipeline, StepsRunTheHierarchicalAllToAllTheyAreAskedFor) {
     const auto r = simulate(s);
     const auto& streams = r.program->streams(0);
     EXPECT_NE(std::find(streams.begin(), streams.end(), "comm.nvlink"), streams.end()) << schedule;
+  }
+}
+
+// A model's own ops in a pipelined step (an implementation profile that runs them: transformers'): every
+// micro-batch prepares its inputs once, on the stage that holds the first layer, and runs its final norm and
+// that norm's gradient once, on the stage that holds the last; 1F1B and DualPipe's paired chunks alike.
+TEST(Pipeline, EveryMicroBatchRunsTheModelsOwnOpsOnceOnTheEndStages) {
+  const auto impl = std::make_shared<cost::ImplementationProfile>(cost::load_implementation("hf-eager"));
+  const auto launches = [&](models::LayerOp op, cost::ImplPass pass) {
+    int n = 0;
+    for (const auto& step : impl->find(op, pass, models::AttentionType::GQA)->steps)
+      n += step.kind != cost::ImplStepKind::SYNC;
+    return n;
+  };
+  const std::map<std::string, int> per_call = {
+      {"model_inputs", launches(models::LayerOp::MODEL_INPUTS, cost::ImplPass::FORWARD)},
+      {"final_norm", launches(models::LayerOp::FINAL_NORM, cost::ImplPass::FORWARD)},
+      {"final_norm.bwd", launches(models::LayerOp::FINAL_NORM, cost::ImplPass::BACKWARD)}};
+  for (const char* schedule : {"1f1b", "dualpipe"}) {
+    Scenario s = pipelined(2, 4, 8, 8);
+    s.pp_schedule = schedule;
+    s.impl = impl;
+    const auto r = simulate(s);
+    // (op, micro-batch) -> rank -> kernels
+    std::map<std::pair<std::string, int>, std::map<int, int>> kernels;
+    for (const auto& op : r.program->ops()) {
+      if (op.kind != sim::OpKind::KERNEL) continue;
+      if (op.origin.block != "model_inputs" && op.origin.block != "final_norm") continue;
+      ++kernels[{op.origin.block + (op.origin.backward ? ".bwd" : ""), op.origin.micro_batch}][op.rank];
+    }
+    EXPECT_EQ(kernels.size(), 3u * 8u) << schedule;  // three ops, eight micro-batches
+    for (const auto& [key, by_rank] : kernels) {
+      // One stage runs it: balanced routing simulates one rank of each stage's EP group for all of them.
+      EXPECT_EQ(by_rank.size(), 1u) << schedule << " " << key.first << " micro-batch " << key.second;
+      for (const auto& [rank, n] : by_rank)
+        EXPECT_EQ(n, per_call.at(key.first)) << schedule << " " << key.first;
+    }
   }
 }

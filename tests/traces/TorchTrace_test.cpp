@@ -129,6 +129,37 @@ TEST(OpAttribution, BackwardLaunchesFindTheirForwardOpBySequenceNumber) {
   EXPECT_LT(s.unattributed_gpu_us(), 0.05 * s.gpu_us);
 }
 
+// transformers' Qwen3MoeModel on an H200 (device data), training step: its layers carry module-hook ranges,
+// its own code around them none. What runs before the first layer's range prepares the layers' inputs
+// (positions, create_causal_mask's checks with one .item(), rotary cos/sin), what runs after the last is the
+// final RMSNorm (with the last layer's residual add before it), and between ranges the residual adds.
+TEST(OpAttribution, TheForwardOutsideLayerRangesIsTheModelsOwnOps) {
+  const AttributedStep s = attribute_step(load_torch_trace(
+      std::string(MOESIM_DEVICE_STACKS) +
+      "/2026-11-27-nvidia-h200-hf/hf/"
+      "qwen3-30b-a3b.hf-eager.ep1.t2048.s2048.l2.train.regular.balanced.rank0.trace.json.gz"));
+  const auto cpu_ops = [&](int layer, const char* op, bool backward) {
+    std::multiset<std::string> out;
+    const OpCall* c = s.find(layer, op, backward);
+    if (c == nullptr) return out;
+    for (const TracedItem& item : c->items)
+      out.insert(item.kind == TracedItem::Kind::SYNC ? "<sync>" : item.cpu_op);
+    return out;
+  };
+  const auto inputs = cpu_ops(0, "model_inputs", false);
+  EXPECT_EQ(inputs.count("<sync>"), 1u);  // the mask test's answer read back
+  for (const char* op : {"aten::arange", "aten::cumsum", "aten::bmm", "aten::cos", "aten::sin"})
+    EXPECT_GE(inputs.count(op), 1u) << op;
+  const auto norm = cpu_ops(1, "final_norm", false);
+  for (const char* op : {"aten::pow", "aten::mean", "aten::rsqrt"}) EXPECT_EQ(norm.count(op), 1u) << op;
+  EXPECT_EQ(norm.count("aten::add"), 2u);  // the last residual add and the norm's epsilon
+  EXPECT_FALSE(cpu_ops(1, "final_norm", true).empty());
+  // The .item()'s CPU op carries the next autograd node's sequence number: that node stays its layer's.
+  EXPECT_EQ(s.find(0, "model_inputs", true), nullptr);
+  EXPECT_EQ(cpu_ops(0, "residual_add", false), (std::multiset<std::string>{"aten::add", "aten::add"}));
+  EXPECT_EQ(cpu_ops(1, "residual_add", false), (std::multiset<std::string>{"aten::add"}));
+}
+
 TEST(OpAttribution, ProfilerInflationFromTheUntracedIssueTime) {
   AttributedStep s;
   s.host_us = 1000;

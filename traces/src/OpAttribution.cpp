@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <deque>
 #include <map>
 
 #include "moesim/common/Error.hpp"
@@ -9,9 +10,10 @@
 namespace moesim::traces {
 namespace {
 
-constexpr std::array<const char*, 14> kOpNames = {
-    "attn_norm",      "attn_qkv",  "attn_core",      "attn_out",  "mlp_norm",     "gate",     "permute",
-    "routed_experts", "unpermute", "shared_experts", "dense_ffn", "residual_add", "dispatch", "combine"};
+constexpr std::array<const char*, 16> kOpNames = {
+    "attn_norm",    "attn_qkv",       "attn_core", "attn_out",       "mlp_norm",  "gate",
+    "permute",      "routed_experts", "unpermute", "shared_experts", "dense_ffn", "residual_add",
+    "model_inputs", "final_norm",     "dispatch",  "combine"};
 constexpr const char* kAutogradNode = "autograd::engine::evaluate_function";
 
 struct LayerRange {
@@ -57,8 +59,10 @@ class Attributor {
       main_tid_ = step->tid;
       out_.host_us = step->dur_us;
       for (const Range& r : trace.ranges)
-        if (r.name == "moesim.forward" && r.tid == main_tid_ && r.ts_us >= begin_ && r.end_us() <= end_)
+        if (r.name == "moesim.forward" && r.tid == main_tid_ && r.ts_us >= begin_ && r.end_us() <= end_) {
+          forward_begin_ = r.ts_us;
           forward_end_ = r.end_us();
+        }
       if (forward_end_) out_.forward_host_us = *forward_end_ - begin_;
     } else {
       begin_ = trace.calls.empty() ? 0 : trace.calls.front().ts_us;
@@ -72,6 +76,7 @@ class Attributor {
         out_.layers = std::max(out_.layers, lr->layer + 1);
       }
     }
+    add_forward_gaps();
     for (const GpuEvent& g : trace.gpu)
       if (g.correlation >= 0) gpu_by_correlation_.emplace(g.correlation, &g);
     for (const CpuOp& op : trace.cpu_ops) {
@@ -83,6 +88,14 @@ class Attributor {
         if (const LayerRange* r = innermost(ranges_, op.tid, op.ts_us))
           forward_of_sequence_.emplace(*op.sequence, r);
       }
+    }
+    // A CPU op that made no autograd node (a device->host copy) can carry the sequence number of the next
+    // one: a number an op inside a layer range holds stays that op's.
+    for (const CpuOp& op : trace.cpu_ops) {
+      if (op.ts_us < begin_ || op.ts_us > end_ || !op.sequence || op.name.rfind(kAutogradNode, 0) == 0)
+        continue;
+      if (const LayerRange* r = innermost(gaps_, op.tid, op.ts_us))
+        forward_of_sequence_.emplace(*op.sequence, r);
     }
   }
 
@@ -162,11 +175,45 @@ class Attributor {
       if (n->tid != call.tid || call.ts_us < n->ts_us || call.ts_us > n->ts_us + n->dur_us) continue;
       if (n->sequence && (node == nullptr || n->dur_us < node->dur_us)) node = n;
     }
-    if (node == nullptr) return nullptr;
+    if (node == nullptr) {
+      const LayerRange* gap = innermost(gaps_, call.tid, call.ts_us);
+      return gap != nullptr ? &op_call(gap->layer, gap->op, false) : nullptr;
+    }
     auto it = forward_of_sequence_.find(*node->sequence);
     if (it == forward_of_sequence_.end()) return nullptr;
     out_.has_backward = true;
     return &op_call(it->second->layer, it->second->op, true);
+  }
+
+  // The forward's host time outside every layer range, on the step's thread: before the first range the
+  // model prepares its layers' inputs (model_inputs), between ranges it adds sub-blocks to the residual
+  // stream (residual_add of the layer before), after the last it runs its final norm (final_norm; without a
+  // range of its own, the last layer's residual add falls there too). A gap after a model_inputs or
+  // final_norm range of the trace's own belongs to that op.
+  void add_forward_gaps() {
+    if (!forward_begin_ || !forward_end_) return;
+    std::vector<const LayerRange*> top;
+    for (const LayerRange& r : ranges_) {
+      if (r.range->tid != main_tid_ || r.range->ts_us < *forward_begin_ || r.range->end_us() > *forward_end_)
+        continue;
+      if (!top.empty() && r.range->ts_us < top.back()->range->end_us()) continue;  // nested in the last one
+      top.push_back(&r);
+    }
+    if (top.empty()) return;
+    auto gap = [&](double from, double to, int layer, const std::string& op) {
+      if (to <= from) return;
+      gap_ranges_.push_back(Range{"moesim.gap." + op, main_tid_, from, to - from});
+      gaps_.push_back(LayerRange{&gap_ranges_.back(), layer, op});
+    };
+    // After a model-level range of the trace's own, its op goes on.
+    auto after = [](const LayerRange& r, const char* otherwise) {
+      return r.op == "model_inputs" || r.op == "final_norm" ? r.op : std::string(otherwise);
+    };
+    gap(*forward_begin_, top.front()->range->ts_us, top.front()->layer, "model_inputs");
+    for (std::size_t i = 1; i < top.size(); ++i)
+      gap(top[i - 1]->range->end_us(), top[i]->range->ts_us, top[i - 1]->layer,
+          after(*top[i - 1], "residual_add"));
+    gap(top.back()->range->end_us(), *forward_end_, top.back()->layer, after(*top.back(), "final_norm"));
   }
 
   OpCall& op_call(int layer, const std::string& op, bool backward) {
@@ -178,9 +225,11 @@ class Attributor {
 
   const TorchTrace& trace_;
   double begin_ = 0, end_ = 0;
-  std::optional<double> forward_end_;  // the step's moesim.forward range ends here
+  std::optional<double> forward_begin_, forward_end_;  // the step's moesim.forward range
   std::int64_t main_tid_ = -1;
   std::vector<LayerRange> ranges_;
+  std::deque<Range> gap_ranges_;  // stable addresses for gaps_
+  std::vector<LayerRange> gaps_;  // the forward's stretches outside every top-level layer range
   std::vector<const CpuOp*> nodes_;
   std::map<std::int64_t, const LayerRange*> forward_of_sequence_;
   std::map<std::int64_t, const GpuEvent*> gpu_by_correlation_;

@@ -44,8 +44,8 @@ std::vector<OpTimes> compare_ops(const traces::TorchStackRecord& record,
     }
   }
   if (!step.unattributed.empty() || step.unattributed_syncs > 0) {
-    // A model's own ops outside its layers (transformers' rotary embedding, mask, final norm): the host time
-    // before them, scaled as the forward's (where most of them run).
+    // What no op claims (the model's own ops are model_inputs and final_norm): the host time before it,
+    // scaled as the forward's.
     OpTimes& r = row(kOutsideOps, false);
     for (const traces::UnattributedKernels& u : step.unattributed) r.measured_kernels += u.count;
     r.measured_gpu_ms = step.unattributed_gpu_us() * 1e-3;

@@ -73,10 +73,11 @@ const StackSchedule& stack_schedule(const traces::TorchStackRecord& r) {
                         "(regular, farskip)");
 }
 
-// The shipped profile of a style: transformers' grouped_mm experts have one of their own.
+// The shipped profile of a style: transformers' models have their own (their layers and the model's own ops
+// around them).
 std::string shipped_profile(const std::string& style) {
-  if (style == "loop" || style == "hf-eager") return "eager";
-  return style == "hf-grouped_mm" ? "hf-grouped_mm" : "grouped";
+  if (style == "hf-eager" || style == "hf-grouped_mm") return style;
+  return style == "loop" ? "eager" : "grouped";
 }
 
 // The folder of a record: records of one folder come from one device call.

@@ -101,8 +101,9 @@ class LayerStackChunks : public ChunkEmitter {
 
   PairOutputs emit_pair(ProgramBuilder& b, const ChunkCall& forward, const ChunkCall& backward,
                         const LayerHooks& hooks) const override {
-    UnitStream f(model_, forward, {hooks.before_forward, {}}, sync_, UnitSplit::ATTENTION_MLP);
-    UnitStream g(model_, backward, {{}, hooks.after_backward}, sync_, UnitSplit::ATTENTION_MLP);
+    const int layers = static_cast<int>(modes_.size());
+    UnitStream f(model_, forward, {hooks.before_forward, {}}, sync_, UnitSplit::ATTENTION_MLP, layers);
+    UnitStream g(model_, backward, {{}, hooks.after_backward}, sync_, UnitSplit::ATTENTION_MLP, layers);
     return interleave(b, f, g);
   }
 

@@ -7,13 +7,13 @@ constexpr Pass FWD = Pass::FORWARD;
 }  // namespace
 
 UnitStream::UnitStream(const models::ModelSpec& model, const ChunkCall& call, const LayerHooks& hooks,
-                       bool sync_splits, UnitSplit split)
+                       bool sync_splits, UnitSplit split, int stack_layers)
     : call_(call), hooks_(hooks), state_(std::make_shared<State>()) {
   state_->entry = call.entry;
   if (call.chunk.backward) {
-    backward_units(model);
+    backward_units(model, stack_layers);
   } else {
-    forward_units(model, sync_splits, split);
+    forward_units(model, sync_splits, split, stack_layers);
   }
 }
 
@@ -30,7 +30,8 @@ std::vector<OpId> UnitStream::outputs() const {
   return out;
 }
 
-void UnitStream::forward_units(const models::ModelSpec& model, bool sync_splits, UnitSplit split) {
+void UnitStream::forward_units(const models::ModelSpec& model, bool sync_splits, UnitSplit split,
+                               int stack_layers) {
   auto st = state_;
   auto first = [st](std::vector<OpId> deps) {  // the chunk's first kernel also waits for its input
     deps.insert(deps.end(), st->entry.begin(), st->entry.end());
@@ -48,6 +49,8 @@ void UnitStream::forward_units(const models::ModelSpec& model, bool sync_splits,
   auto attention_in = [=](ProgramBuilder& b, int l) {
     tail(b);
     if (hooks.before_forward) hooks.before_forward(l);
+    if (l == 0 && b.runs_model_op(LayerOp::MODEL_INPUTS, FWD))
+      b.model_op(0, LayerOp::MODEL_INPUTS, FWD, first({}));
     b.norm(l, LayerOp::ATTN_NORM, 0, first({}));
     b.compute(l, LayerOp::ATTN_QKV, FWD, {b.sequence_gather(l, false, "attn")});
   };
@@ -73,6 +76,10 @@ void UnitStream::forward_units(const models::ModelSpec& model, bool sync_splits,
     st->combine_layer = l;
   };
   const LayerRange& layers = call_.chunk.layers;
+  // After the stack's last layer, in the unit that finishes it (no unit of its own: pairs keep their rhythm).
+  auto final_norm = [stack_layers](ProgramBuilder& b, int l) {
+    if (l + 1 == stack_layers) b.model_op(l, LayerOp::FINAL_NORM, FWD);
+  };
   for (int l = layers.first; l < layers.last; ++l) {
     if (!model.is_moe_layer(l)) {
       units_.emplace_back([=](ProgramBuilder& b) {
@@ -81,6 +88,7 @@ void UnitStream::forward_units(const models::ModelSpec& model, bool sync_splits,
         mlp(b, l, LayerOp::DENSE_FFN);
         b.compute(l, LayerOp::RESIDUAL_ADD, FWD, {st->scattered});
         st->scattered = NO_OP;
+        final_norm(b, l);
       });
       continue;
     }
@@ -105,10 +113,13 @@ void UnitStream::forward_units(const models::ModelSpec& model, bool sync_splits,
     }
   }
   if (layers.last > layers.first && model.is_moe_layer(layers.last - 1))
-    units_.emplace_back([=](ProgramBuilder& b) { tail(b); });
+    units_.emplace_back([=](ProgramBuilder& b) {
+      tail(b);
+      final_norm(b, layers.last - 1);
+    });
 }
 
-void UnitStream::backward_units(const models::ModelSpec& model) {
+void UnitStream::backward_units(const models::ModelSpec& model, int stack_layers) {
   auto st = state_;
   auto first = [st](std::vector<OpId> deps) {
     deps.insert(deps.end(), st->entry.begin(), st->entry.end());
@@ -125,14 +136,23 @@ void UnitStream::backward_units(const models::ModelSpec& model) {
     if (hooks.after_backward) hooks.after_backward(l);
   };
   const LayerRange& layers = call_.chunk.layers;
+  // The final norm's gradient first, where the chunk ends the stack.
+  auto final_norm = [first, stack_layers](ProgramBuilder& b, int l) {
+    if (l + 1 == stack_layers && b.runs_model_op(LayerOp::FINAL_NORM, Pass::DGRAD))
+      b.model_op(l, LayerOp::FINAL_NORM, Pass::DGRAD, first({}));
+  };
   if (layers.last > layers.first && model.is_moe_layer(layers.last - 1)) {
     prologue_ = true;
-    units_.emplace_back([=](ProgramBuilder& b) { unpermute(b, layers.last - 1); });
+    units_.emplace_back([=](ProgramBuilder& b) {
+      final_norm(b, layers.last - 1);
+      unpermute(b, layers.last - 1);
+    });
   }
   for (int l = layers.last - 1; l >= layers.first; --l) {
     const bool below_moe = l - 1 >= layers.first && model.is_moe_layer(l - 1);
     if (!model.is_moe_layer(l)) {
       units_.emplace_back([=](ProgramBuilder& b) {
+        final_norm(b, l);
         b.backward(l, LayerOp::DENSE_FFN, first({b.sequence_gather(l, true, "dense_ffn")}));
         b.backward(l, LayerOp::MLP_NORM, {b.sequence_scatter(l, true, "dense_ffn")});
         attention_backward(b, l);

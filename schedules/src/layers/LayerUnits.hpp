@@ -32,8 +32,10 @@ enum class UnitSplit {
 /** @brief One chunk as units; step() emits the next. */
 class UnitStream {
  public:
+  /** `stack_layers`: the layers of the whole stack; a chunk at its start or end also runs the model's own ops
+   * there (ProgramBuilder::model_op). */
   UnitStream(const models::ModelSpec& model, const ChunkCall& call, const LayerHooks& hooks, bool sync_splits,
-             UnitSplit split);
+             UnitSplit split, int stack_layers);
   bool done() const { return next_ >= units_.size(); }
   /** @brief A backward chunk starts with a unit (its first Combine gradient) that should run before the
    * other. */
@@ -44,8 +46,8 @@ class UnitStream {
   std::vector<OpId> outputs() const;
 
  private:
-  void forward_units(const models::ModelSpec& model, bool sync_splits, UnitSplit split);
-  void backward_units(const models::ModelSpec& model);
+  void forward_units(const models::ModelSpec& model, bool sync_splits, UnitSplit split, int stack_layers);
+  void backward_units(const models::ModelSpec& model, int stack_layers);
 
   ChunkCall call_;
   LayerHooks hooks_;

@@ -68,6 +68,7 @@ void alltoall_forward(ProgramBuilder& b, const std::vector<LayerMode>& modes, bo
     finish_moe(pending_layer, pending_combine);
     pending_combine = NO_OP;
   };
+  if (range.first == 0) b.model_op(0, LayerOp::MODEL_INPUTS, FWD);
   for (int l = range.first; l < range.last; ++l) {
     const LayerMode& m = modes[static_cast<std::size_t>(l)];
     if (hooks.before_forward) hooks.before_forward(l);
@@ -117,6 +118,7 @@ void alltoall_forward(ProgramBuilder& b, const std::vector<LayerMode>& modes, bo
     }
   }
   flush();
+  if (range.last == static_cast<int>(modes.size())) b.model_op(range.last - 1, LayerOp::FINAL_NORM, FWD);
 }
 
 /*
@@ -143,6 +145,8 @@ void alltoall_backward(ProgramBuilder& b, const std::vector<LayerMode>& modes, L
     deferred_attention = -1;
   };
   bool first_all_to_all = true;
+  if (range.last == static_cast<int>(modes.size()))
+    b.model_op(range.last - 1, LayerOp::FINAL_NORM, Pass::DGRAD);
   for (int l = range.last - 1; l >= range.first; --l) {
     const LayerMode& m = modes[static_cast<std::size_t>(l)];
     if (!b.is_moe_layer(l)) {
@@ -216,6 +220,7 @@ OpId layer_allreduce(ProgramBuilder& b, int layer, Comm which, OpId input, bool 
 void allreduce_forward(ProgramBuilder& b, const std::vector<LayerMode>& modes, LayerRange range,
                        bool quantized, const LayerHooks& hooks) {
   OpId attn_pending = NO_OP, moe_pending = NO_OP;
+  if (range.first == 0) b.model_op(0, LayerOp::MODEL_INPUTS, FWD);
   for (int l = range.first; l < range.last; ++l) {
     const LayerMode& m = modes[static_cast<std::size_t>(l)];
     if (hooks.before_forward) hooks.before_forward(l);
@@ -250,6 +255,7 @@ void allreduce_forward(ProgramBuilder& b, const std::vector<LayerMode>& modes, L
   // The range's output (sent on, or the end of the stack) includes the all-reduces still in flight.
   b.wait(attn_pending);
   b.wait(moe_pending);
+  if (range.last == static_cast<int>(modes.size())) b.model_op(range.last - 1, LayerOp::FINAL_NORM, FWD);
 }
 
 }  // namespace moesim::schedules::detail

@@ -44,10 +44,11 @@ class TwoBatchChunks : public detail::ChunkEmitter {
     const int micro_batch = b.micro_batch();
     // The first half meets each layer first (its parameters' gather), the second finishes it last
     // (gradients).
+    const int layers = simulated_layers(scenario());
     UnitStream a(scenario().model, ChunkCall{chunk, micro_batch, tag + "a.", entry},
-                 {hooks.before_forward, {}}, sync_, split_);
+                 {hooks.before_forward, {}}, sync_, split_, layers);
     UnitStream c(scenario().model, ChunkCall{chunk, micro_batch, tag + "b.", entry},
-                 {{}, hooks.after_backward}, sync_, split_);
+                 {{}, hooks.after_backward}, sync_, split_, layers);
     auto [first, second] = detail::interleave(b, a, c);
     b.set_micro_batch(micro_batch, tag);
     for (sim::OpId op : first) b.wait(op);

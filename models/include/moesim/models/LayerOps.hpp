@@ -11,6 +11,9 @@
  *
  *   h ─► MLP_NORM ──► DENSE_FFN ─► RESIDUAL_ADD          (a dense layer, instead of the MoE block)
  *
+ * A model runs MODEL_INPUTS before its first layer and FINAL_NORM after its last; schedules place them only
+ * where an implementation profile lists them (cost/IMPL_FORMAT.md, model-level ops).
+ *
  * Conventions: a GEMM costs 2·m·n·k FLOPs. Backward splits into DGRAD (input gradients) and WGRAD
  * (weight gradients): each forward GEMM gives one DGRAD GEMM and one WGRAD GEMM of the same FLOPs
  * and bytes; a MEMORY kernel gives one DGRAD kernel moving twice its forward bytes and nothing in
@@ -41,6 +44,10 @@ enum class LayerOp {
   SHARED_EXPERTS,  ///< All shared experts as one dense MLP of width shared_experts·shared_ffn.
   DENSE_FFN,       ///< The dense MLP of a non-MoE layer.
   RESIDUAL_ADD,    ///< Adds a sub-block's output to the residual stream.
+  /// Once per forward, before the first layer: what a model prepares for its layers (positions, attention
+  /// mask, rotary tables). The in-tree runner prepares them once for all steps: no kernel.
+  MODEL_INPUTS,
+  FINAL_NORM,  ///< Once per forward, after the last layer: the model's final norm (one MEMORY kernel).
 };
 
 /** @brief Which pass of training (or inference, which is FORWARD only) a kernel list is for. */

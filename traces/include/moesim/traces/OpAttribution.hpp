@@ -10,7 +10,10 @@
  * is counted as unpermute; `dispatch_wait`/`combine_wait` count as their collective);
  *   2. else the autograd node (`autograd::engine::evaluate_function: ...`) that holds it: its sequence number
  *      names the forward CPU op it differentiates, whose range gives layer and op (backward);
- *   3. else it is unattributed and reported by kernel name with its count and time.
+ *   3. else, on the step's thread inside its `moesim.forward` range, outside every layer range: the model's
+ * own ops (model_inputs before the first range, residual_add of the layer before between ranges, final_norm
+ *      after the last, or the op of a model_inputs/final_norm range just before);
+ *   4. else it is unattributed and reported by kernel name with its count and time.
  * Host time before an item is the launching thread's time since its previous item started (since the end of a
  * synchronisation: time the host spent blocked is not host work).
  */
@@ -62,8 +65,8 @@ struct AttributedStep {
   std::vector<OpCall> calls;                      ///< by (layer, op, pass), in order of first launch
   std::vector<UnattributedKernels> unattributed;  ///< largest GPU time first
   int unattributed_syncs = 0;
-  /// host time before the launches and syncs no op claims (a model's own ops outside its layers' ranges:
-  /// transformers' rotary embedding, attention mask and final norm)
+  /// host time before the launches and syncs no op claims (outside the forward's layer ranges and gaps, and
+  /// backward ops whose forward op none claims)
   double unattributed_host_us = 0;
   /** @brief The call of (layer, op, pass), or nullptr. */
   const OpCall* find(int layer, const std::string& op, bool backward) const;

@@ -34,8 +34,8 @@ namespace moesim::validate {
 struct ImplementationChoice {
   /** @brief A profile (name or file) for every record; empty: by style. */
   std::string all;
-  /** @brief Style -> profile (name or file), before the defaults (loop, hf-eager: eager; grouped,
-   * hf-grouped_mm: grouped). */
+  /** @brief Style -> profile (name or file), before the defaults (loop: eager; grouped: grouped; hf-eager,
+   * hf-grouped_mm: the shipped profile of that name). */
   std::map<std::string, std::string> by_style;
   /** @brief (style, hardware profile name) -> profile, before by_style: a profile learned from a trace of one
    * GPU for that GPU's records. */
