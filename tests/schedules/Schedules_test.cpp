@@ -419,8 +419,9 @@ TEST(ModelOps, RunOnceAroundTheStackWhereTheProfileListsThem) {
     return kernels;
   };
   const auto launches = [](const std::string& impl, models::LayerOp op, cost::ImplPass pass) {
+    const cost::ImplementationProfile profile = cost::load_implementation(impl);
     int n = 0;
-    for (const auto& step : cost::load_implementation(impl).find(op, pass, models::AttentionType::MLA)->steps)
+    for (const auto& step : profile.find(op, pass, models::AttentionType::MLA)->steps)
       n += step.kind != cost::ImplStepKind::SYNC;
     return n;
   };
