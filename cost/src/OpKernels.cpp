@@ -8,18 +8,18 @@ namespace moesim::cost {
 
 std::vector<KernelPiece> op_kernels(const OpCostInputs& in, models::LayerOp op, models::Pass pass,
                                     const models::OpContext& context) {
-  // An op the model does not have (no shared experts, no dense FFN) launches nothing in any implementation.
-  // Every model has its inputs to prepare, even where the in-tree runner launches nothing for them.
-  const bool model_has_op = op == models::LayerOp::MODEL_INPUTS ||
-                            !models::layer_op_kernels(in.model, op, models::Pass::FORWARD, context).empty();
-  if (in.impl != nullptr && !in.impl->is_fused() && model_has_op) {
+  if (in.impl != nullptr && !in.impl->is_fused()) {
+    // An op the model does not have (no shared experts, no dense FFN) launches nothing in any implementation.
+    // Every model has its inputs to prepare, even where the in-tree runner launches nothing for them.
+    if (op != models::LayerOp::MODEL_INPUTS &&
+        models::layer_op_kernels(in.model, op, models::Pass::FORWARD, context).empty())
+      return {};
     const ImplPass impl_pass = pass == models::Pass::FORWARD ? ImplPass::FORWARD : ImplPass::BACKWARD;
     if (const ImplOpEntry* entry = in.impl->find(op, impl_pass, in.model.attention.type)) {
       if (pass == models::Pass::WGRAD) return {};
       return detail::implementation_kernels(in, *entry, op, pass, context);
     }
   }
-  if (in.impl != nullptr && !in.impl->is_fused() && !model_has_op) return {};
   std::vector<KernelPiece> pieces;
   for (const models::KernelCost& k : models::layer_op_kernels(in.model, op, pass, context)) {
     if (k.kind == models::KernelClass::ATTENTION && in.attention == hw::AttentionImpl::UNFUSED &&

@@ -51,6 +51,16 @@ void router_backward(ProgramBuilder& b, int l, OpId dispatch_grad) {
  *   attn_only : attention | unpermute(C[l-1]) | router D | routed(D) C | shared      (C far-skipped)
  *   mlp_only  : unpermute(C[l-1]) | norm qkv | router D | core out | routed C | shared | unpermute(C)
  */
+namespace {
+// The model's own ops run where a range starts or ends the stack (ProgramBuilder::model_op).
+void model_inputs_at_start(ProgramBuilder& b, LayerRange range) {
+  if (range.first == 0) b.model_op(0, LayerOp::MODEL_INPUTS, FWD);
+}
+void final_norm_at_end(ProgramBuilder& b, const std::vector<LayerMode>& modes, LayerRange range, Pass pass) {
+  if (range.last == static_cast<int>(modes.size())) b.model_op(range.last - 1, LayerOp::FINAL_NORM, pass);
+}
+}  // namespace
+
 LayerRange all_layers(const std::vector<LayerMode>& modes) {
   return {0, static_cast<int>(modes.size())};
 }
@@ -68,7 +78,7 @@ void alltoall_forward(ProgramBuilder& b, const std::vector<LayerMode>& modes, bo
     finish_moe(pending_layer, pending_combine);
     pending_combine = NO_OP;
   };
-  if (range.first == 0) b.model_op(0, LayerOp::MODEL_INPUTS, FWD);
+  model_inputs_at_start(b, range);
   for (int l = range.first; l < range.last; ++l) {
     const LayerMode& m = modes[static_cast<std::size_t>(l)];
     if (hooks.before_forward) hooks.before_forward(l);
@@ -118,7 +128,7 @@ void alltoall_forward(ProgramBuilder& b, const std::vector<LayerMode>& modes, bo
     }
   }
   flush();
-  if (range.last == static_cast<int>(modes.size())) b.model_op(range.last - 1, LayerOp::FINAL_NORM, FWD);
+  final_norm_at_end(b, modes, range, FWD);
 }
 
 /*
@@ -145,8 +155,7 @@ void alltoall_backward(ProgramBuilder& b, const std::vector<LayerMode>& modes, L
     deferred_attention = -1;
   };
   bool first_all_to_all = true;
-  if (range.last == static_cast<int>(modes.size()))
-    b.model_op(range.last - 1, LayerOp::FINAL_NORM, Pass::DGRAD);
+  final_norm_at_end(b, modes, range, Pass::DGRAD);
   for (int l = range.last - 1; l >= range.first; --l) {
     const LayerMode& m = modes[static_cast<std::size_t>(l)];
     if (!b.is_moe_layer(l)) {
@@ -220,7 +229,7 @@ OpId layer_allreduce(ProgramBuilder& b, int layer, Comm which, OpId input, bool 
 void allreduce_forward(ProgramBuilder& b, const std::vector<LayerMode>& modes, LayerRange range,
                        bool quantized, const LayerHooks& hooks) {
   OpId attn_pending = NO_OP, moe_pending = NO_OP;
-  if (range.first == 0) b.model_op(0, LayerOp::MODEL_INPUTS, FWD);
+  model_inputs_at_start(b, range);
   for (int l = range.first; l < range.last; ++l) {
     const LayerMode& m = modes[static_cast<std::size_t>(l)];
     if (hooks.before_forward) hooks.before_forward(l);
@@ -255,7 +264,7 @@ void allreduce_forward(ProgramBuilder& b, const std::vector<LayerMode>& modes, L
   // The range's output (sent on, or the end of the stack) includes the all-reduces still in flight.
   b.wait(attn_pending);
   b.wait(moe_pending);
-  if (range.last == static_cast<int>(modes.size())) b.model_op(range.last - 1, LayerOp::FINAL_NORM, FWD);
+  final_norm_at_end(b, modes, range, FWD);
 }
 
 }  // namespace moesim::schedules::detail
