@@ -16,7 +16,9 @@ host issue time only (perf_counter; the device is synchronised outside the timed
 step's context is (chain + probe - chain) / reps; rounds alternate the order of the cases, and all ranks start
 each case at a barrier. The record gives per rank and as the mean over ranks the median and minimum over rounds,
 and per probe the ratio in context / warm that cost/implementations/make_builtins.py applies to its warm cost.
-The probes run at a layer's shape (torch_host_costs' sized cases: --rows x --width, 16 heads of 128 at 2048).
+The probes run at a layer's shape (torch_host_costs' sized cases: --rows x --width, 16 heads of 128 at 2048);
+the expert-parallel path's host steps are probes too: Megatron's sort_chunks_by_idxs at 8 and 128 chunks of the
+rows (the slope is a chunk's cost in context) and a list of --experts counts to the device (torch.tensor).
 
     python3 kernels/tools/torch_op_context.py --processes 2 --out op-context.json
 """
@@ -29,7 +31,7 @@ import torch
 import torch.distributed as dist
 
 from torch_dispatch_bench import record_header
-from torch_host_costs import run_ranks, sized_op_cases, start_rank
+from torch_host_costs import CHUNK_COUNTS, run_ranks, sized_op_cases, sort_chunks, start_rank
 from torch_step_context import op_pool, run_chain
 
 
@@ -52,6 +54,11 @@ def probes(device, args, world):
     recv = torch.empty_like(send)
     splits = [args.rows // world] * world
     out["all_to_all"] = lambda: dist.all_to_all_single(recv, send, splits, splits, async_op=True).wait()
+    rows = torch.randn(args.rows, args.width, device=device, dtype=dtype, requires_grad=True)
+    for count in CHUNK_COUNTS:
+        out[f"sort_chunks_{count}"] = lambda count=count: sort_chunks(rows, count)
+    per_expert = list(range(args.experts))
+    out["list_to_device"] = lambda: torch.tensor(per_expert, device=device)
     return out
 
 
@@ -103,6 +110,7 @@ def main():
     parser.add_argument("--reps", type=int, default=5, help="chains per context sample")
     parser.add_argument("--rows", type=int, default=2048)
     parser.add_argument("--width", type=int, default=2048)
+    parser.add_argument("--experts", type=int, default=32, help="list length of the list_to_device probe")
     parser.add_argument("--port", type=int, default=29731)
     parser.add_argument("--out", required=True)
     args = parser.parse_args()

@@ -13,6 +13,8 @@ after each launch.
 import torch
 import torch.distributed as dist
 
+from .marks import mark
+
 
 class Pending:
     """Work handles of one all-to-all: the forward launch and, once backward reaches it, the gradient's."""
@@ -29,8 +31,10 @@ class _AllToAll(torch.autograd.Function):
     def forward(ctx, x, out_splits, in_splits, group, pending):
         ctx.splits, ctx.group, ctx.pending = (out_splits, in_splits), group, pending
         y = x.new_empty(sum(out_splits), *x.shape[1:])
+        mark("a2a_call")
         pending.forward = dist.all_to_all_single(y, x.contiguous(), out_splits, in_splits, group=group,
                                                  async_op=True)
+        mark("a2a_returned")
         return y
 
     @staticmethod
@@ -45,7 +49,9 @@ class _AllToAll(torch.autograd.Function):
 class _WaitForOutput(torch.autograd.Function):
     @staticmethod
     def forward(ctx, y, pending):
+        mark("a2a_wait")
         pending.forward.wait()
+        mark("a2a_waited")
         pending.forward = None  # a kept Work holds y, whose graph holds pending: a cycle gc cannot see
         return y.view_as(y)
 
@@ -84,7 +90,12 @@ def exchange_counts(counts, ep, group):
     Returns, on the host (one device-to-host copy, which waits for the router): the rows this rank sends to
     each rank [ep] and the rows it receives from each source for each of its experts [ep, experts / ep].
     """
+    mark("counts_exchange")
     received = torch.empty_like(counts)
     dist.all_to_all_single(received, counts, group=group)
-    both = torch.stack((counts, received)).view(2, ep, -1).cpu()
+    mark("counts_stack")
+    both = torch.stack((counts, received)).view(2, ep, -1)
+    mark("counts_to_host")
+    both = both.cpu()
+    mark("counts_on_host")
     return both[0].sum(1), both[1]

@@ -16,6 +16,7 @@ from torch import nn
 
 from . import alltoall
 from .experts import LocalExperts
+from .marks import mark
 from .layers import Router, SharedExperts
 
 
@@ -73,6 +74,7 @@ class MoeBlock(nn.Module):
         if self.ep > 1:
             send, state.received = alltoall.exchange_counts(state.counts, self.ep, self.group)
             state.send_splits = send.tolist()
+            mark("splits")
 
     def launch_dispatch(self, state):
         if self.ep > 1:
@@ -104,16 +106,25 @@ class MoeBlock(nn.Module):
 
     def _grouped_received(self, state):
         received = state.received  # [source, local expert]
+        mark("per_expert")
         per_expert = received.sum(0).tolist()
+        mark("counts_to_device")
         counts = torch.tensor(per_expert, device=state.rows.device)
         if self.local == 1:
+            mark("grouped")
             return self.experts.grouped(state.rows, counts, per_expert)
+        mark("chunk_order")
         source_major = received.flatten().tolist()
         expert_major = [s * self.local + e for e in range(self.local) for s in range(self.ep)]
+        mark("sort_chunks")
         rows = _sort_chunks(state.rows, source_major, expert_major)
+        mark("grouped")
         out = self.experts.grouped(rows, counts, per_expert)
+        mark("unsort_order")
         back = sorted(range(len(expert_major)), key=expert_major.__getitem__)
-        return _sort_chunks(out, received.t().flatten().tolist(), back)
+        sizes = received.t().flatten().tolist()
+        mark("unsort_chunks")
+        return _sort_chunks(out, sizes, back)
 
     def launch_combine(self, state):
         if self.ep > 1:

@@ -1,6 +1,8 @@
 """torch_stacks.host_ranges end to end on the CPU (gloo, 2 processes, tiny widths): one entry per step run
 (warm-up, timed, the profiler's warm-up and profiled), the last two marked profiled, every forward op range of
-both layers timed in each, and a range never longer than its step. Needs torch."""
+both layers timed in each, and a range never longer than its step; every rank's timeline in time order, the
+expert-parallel path's marks inside their op's range, and the split-size exchange returning on no rank before
+the last rank reached it (one clock for the processes of a host). Needs torch."""
 import json
 import os
 import subprocess
@@ -24,6 +26,8 @@ class HostRangesTest(unittest.TestCase):
             self.assertEqual(run.returncode, 0, run.stdout + run.stderr)
             with open(os.path.join(out, "host-ranges.json"), encoding="utf-8") as f:
                 steps = json.load(f)["steps"]
+            with open(os.path.join(out, "host-ranges.rank1.json"), encoding="utf-8") as f:
+                peer_steps = json.load(f)["steps"]
         self.assertEqual(len(steps), WARMUP + ITERS + TRACE_ITERS + 1)
         self.assertEqual([s["profiled"] for s in steps], [False] * (WARMUP + ITERS) + [True] * (TRACE_ITERS + 1))
         for s in steps:
@@ -33,6 +37,24 @@ class HostRangesTest(unittest.TestCase):
                            "unpermute"):
                     self.assertIn(f"L{layer}.{op}", names)
             self.assertLessEqual(max(us for _, us in s["ranges"]), s["issue_us"])
+        self.assertEqual(len(peer_steps), len(steps))
+        for s, peer in zip(steps, peer_steps):
+            for timeline in (s["timeline"], peer["timeline"]):
+                times = [ns for _, ns in timeline]
+                self.assertEqual(times, sorted(times))
+                events = [e for e, _ in timeline]
+                for layer in range(LAYERS):
+                    permute = events[events.index(f"L{layer}.permute>"):events.index(f"L{layer}.permute<")]
+                    self.assertEqual([e for e in permute if e.startswith("counts")],
+                                     ["counts_exchange", "counts_stack", "counts_to_host", "counts_on_host"])
+                    experts = events[events.index(f"L{layer}.routed_experts>"):
+                                     events.index(f"L{layer}.routed_experts<")]
+                    for m in ("counts_to_device", "sort_chunks", "grouped", "unsort_chunks"):
+                        self.assertIn(m, experts)
+            arrivals = [ns for e, ns in s["timeline"] if e == "counts_exchange"]
+            peer_arrivals = [ns for e, ns in peer["timeline"] if e == "counts_exchange"]
+            for i, (e, ns) in enumerate((e, ns) for e, ns in s["timeline"] if e == "counts_stack"):
+                self.assertGreaterEqual(ns, max(arrivals[i], peer_arrivals[i]))
 
 
 if __name__ == "__main__":
