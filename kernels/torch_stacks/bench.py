@@ -11,6 +11,7 @@ from torch.profiler import ProfilerActivity, profile, record_function, schedule
 
 from . import provenance as prov
 from .experts import grouped_gemm_impl
+from .host_probe import make_probe
 from .layers import TORCH_DTYPES
 from .model_spec import load_layer_shape, scaled
 from .routing import forced_assignment, layer_seed, parse_routing
@@ -114,7 +115,7 @@ def run_configs(cfgs, ctx, out_dir, builder, specs=None):
         forwards = [forward] if len(cfgs) == 1 else [functools.partial(module.run, schedule=c.schedule) for c in cfgs]
         steps = [make_step(module, f, c, x, grad) for f, c in zip(forwards, cfgs)]
         before = prov.gpu_state(ctx.device)
-        timings = time_steps(steps, ctx, first.warmup, first.iters)
+        timings = time_steps(steps, ctx, first.warmup, first.iters, make_probe(ctx.device))
         after = prov.gpu_state(ctx.device)
         for result, timing in zip(results, timings):
             result.update(gpu_before=before, **timing, gpu_after=after)

@@ -8,6 +8,8 @@ a step's time includes the host's launch of its first kernels, as a training ste
             time.perf_counter() of that moment); a profiler inflates forward and backward issue unequally,
             so a trace's host costs are scaled per pass by these
   wall_ms   host time until the GPU finished
+  host_probe_us  after each timed step, outside it: host_probe's microseconds per eager op (how fast the
+            process issued ops at that moment)
 """
 import statistics
 import time
@@ -38,9 +40,9 @@ def _timed_step(step, ctx):
     return (start.elapsed_time(end) if ctx.is_cuda else wall), issue, wall, forward_issue
 
 
-def time_steps(steps, ctx, warmup, iters):
+def time_steps(steps, ctx, warmup, iters, probe=None):
     """Times each step function of `steps` iters times; per step {"gpu_ms", "issue_ms", "wall_ms",
-    "forward_issue_ms"}.
+    "forward_issue_ms"} and, with a probe (host_probe.make_probe), "host_probe_us".
 
     Several steps (a regular/farskip pair on one stack) are interleaved, in the order ABBA ABBA...: every
     warm-up round runs each step once, timed round i runs them in order, reversed when i is odd. Whatever
@@ -52,12 +54,14 @@ def time_steps(steps, ctx, warmup, iters):
             step()
     ctx.synchronize()
     keys = ("gpu_ms", "issue_ms", "wall_ms", "forward_issue_ms")
-    out = [{key: [] for key in keys} for _ in steps]
+    out = [{key: [] for key in keys + (("host_probe_us",) if probe else ())} for _ in steps]
     for i in range(iters):
         order = range(len(steps)) if i % 2 == 0 else reversed(range(len(steps)))
         for k in order:
             for key, value in zip(keys, _timed_step(steps[k], ctx)):
                 out[k][key].append(value)
+            if probe:
+                out[k]["host_probe_us"].append(probe())
     return out
 
 
