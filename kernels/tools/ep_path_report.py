@@ -3,7 +3,7 @@
 
     python3 kernels/tools/ep_path_report.py DIR [--json OUT]
 
-DIR holds host-ranges.json (rank 0) and host-ranges.rank<R>.json. Over the untraced steps after the warm-up:
+DIR holds host-ranges.json (rank 0) and host-ranges.rank<R>.json (or the same gzipped). Over the untraced steps after the warm-up:
   - per interval between consecutive events (a range's entry or exit, a mark) inside the ops of the expert-parallel
     path, the host microseconds summed over layers: median over steps, mean over ranks;
   - the split-size exchange, a sync: each rank reaches it (mark counts_exchange) and has the counts on the host
@@ -13,6 +13,7 @@ DIR holds host-ranges.json (rank 0) and host-ranges.rank<R>.json. Over the untra
 """
 import argparse
 import glob
+import gzip
 import json
 import os
 import re
@@ -23,12 +24,11 @@ EP_OPS = ("permute", "dispatch", "dispatch_wait", "routed_experts", "combine", "
 
 def load(folder):
     ranks = []
-    for path in sorted(glob.glob(os.path.join(folder, "host-ranges*.json"))):
-        with open(path, encoding="utf-8") as f:
-            record = json.load(f)
-        ranks.append(record)
+    for path in sorted(glob.glob(os.path.join(folder, "host-ranges*.json*"))):
+        with (gzip.open if path.endswith(".gz") else open)(path, "rt", encoding="utf-8") as f:
+            ranks.append(json.load(f))
     if not ranks:
-        raise SystemExit(f"{folder}: no host-ranges*.json")
+        raise SystemExit(f"{folder}: no host-ranges*.json[.gz]")
     ranks.sort(key=lambda r: r.get("rank", 0))
     argv = ranks[0]["argv"]
     warmup = int(argv[argv.index("--warmup") + 1]) if "--warmup" in argv else 0
