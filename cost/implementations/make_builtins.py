@@ -30,13 +30,16 @@ of such a stack:
     multiplied by the measured ratio of an op's cost in a chain of all distinct ops to its cost in a cycle of 8
     (forward, and backward for what autograd runs);
   - a collective's launch in the step's context, from kernels/tools/torch_op_context.py (and its first version,
-    torch_collective_context.py) on a GPU host: all_to_all_single's launch after a chain of distinct ops over the
-    same launch in a warm loop; it runs far more host code than a kernel op and loses more (about 3.7x against an
-    op's 1.4x), so the warm all-to-all launch is multiplied by that ratio instead (the autograd Function around it
-    by the op's). The same tool measures a GEMM's and SDPA's launch after such a chain at 3.5-3.8x their warm
-    cost, but the stacks' own ranges show them far below that (a linear 59 us in a layer against 123-135 after
-    the chain): a chain of 57 distinct ops is a harsher context than a layer's, and only the all-to-all, whose
-    in-layer cost (181 us untraced) sits above the charge, takes the ratio;
+    torch_collective_context.py) on GPU hosts: all_to_all_single with split lists, launched and waited for after a
+    chain of distinct ops, costs the host its measured median there (the mean over the runs and their ranks), the
+    autograd Function around it the op's cost in context. That is 3.4-4.4x the same launch in a warm loop (an op
+    loses 1.4x): it runs far more host code. The in-context median is taken as measured, not as a ratio times
+    torch_host_costs' warm minimum (which gave 142 us where the runs measure 183-269: a minimum of one tool times
+    a median ratio of another); the stacks' own dispatch, untraced, costs 254-374 us a call with its Python
+    wrapper and wait (data/calibration/2026-11-27-nvidia-h200-x4-ep-path). The same tool measures a GEMM's and
+    SDPA's launch after such a chain at 3.5-3.8x their warm cost, but the stacks' own ranges show them far below
+    that (a linear 59 us in a layer against 123-135 after the chain): a chain of 57 distinct ops is a harsher
+    context than a layer's for them, and only the collectives take the in-context cost;
   - GPU time of the elementwise ops that PyTorch runs on its generic path (an operand broadcast or a strided view:
     RMSNorm's casts and multiplies, RoPE's rotate-half, SwiGLU on the halves of a fused projection, the routing
     weight's multiply): kernels/tools/torch_elementwise_paths.py (ELEMENTWISE) times each such op of these layers
@@ -76,14 +79,16 @@ def step_context(records):
 
 
 def collective_context(records):
-    """An all-to-all launch's host cost after a chain of distinct ops over its cost in a warm loop: the mean over the
-    CUDA runs of torch_op_context (its all_to_all probe) and torch_collective_context of their ratios (each the mean
-    over ranks of the median over rounds)."""
-    ratios = [r["mean_over_ranks"]["all_to_all"]["in_context_over_warm"] if r["tool"] == "moesim-torch-op-context"
-              else r["in_context_over_warm"] for r in records if r["device"] == "cuda"]
-    if not ratios:
+    """An all-to-all launch's host microseconds after a chain of distinct ops, and that over its cost in a warm loop:
+    the means over the CUDA runs of torch_op_context (its all_to_all probe) and torch_collective_context of each
+    run's mean over ranks of the median over rounds."""
+    probes = [r["mean_over_ranks"]["all_to_all"] if r["tool"] == "moesim-torch-op-context"
+              else dict(r["mean_over_ranks"], in_context_over_warm=r["in_context_over_warm"])
+              for r in records if r["device"] == "cuda"]
+    if not probes:
         sys.exit("make_builtins: no CUDA run of torch_op_context among the measurements")
-    return round(sum(ratios) / len(ratios), 3)
+    return {"in_context_us": round(statistics.mean(p["in_context"]["p50"] for p in probes), 2),
+            "over_warm": round(statistics.mean(p["in_context_over_warm"] for p in probes), 3)}
 
 
 def index_add_slowdown(records):
@@ -149,9 +154,9 @@ def elementwise_paths(records):
 
 
 def exchange_costs(records):
-    """Host microseconds per chunk of sort_chunks (forward, backward) and of launching one all-to-all: the mean over
-    the runs of torch_host_costs (each a process count: concurrent ranks did not move them) of the mean over ranks
-    of each one's minimum over repeats."""
+    """Host microseconds per chunk of sort_chunks (forward, backward) and of an autograd Function's forward: the mean
+    over the runs of torch_host_costs (each a process count: concurrent ranks did not move them) of the mean over
+    ranks of each one's minimum over repeats."""
     few, many = records[0]["chunk_counts"]
     if any(r["chunk_counts"] != [few, many] for r in records):
         sys.exit("make_builtins: torch_host_costs records measured at different chunk counts")
@@ -166,7 +171,7 @@ def exchange_costs(records):
 
     return {k: round(v, 2) for k, v in {
         "chunk_forward": per_chunk("forward"), "chunk_backward": per_chunk("backward"),
-        "all_to_all": mean("all_to_all"), "autograd_function": mean("autograd_function_forward_per_op")}.items()}
+        "autograd_function": mean("autograd_function_forward_per_op")}.items()}
 
 
 def load_inputs(dispatch_file, launch_file):
@@ -201,11 +206,10 @@ class Costs:
         layer_backward = sum(host[f"layer_{c}_backward_per_op"] for c in LAYER_CASES) / len(LAYER_CASES)
         self.forward = round((layer_forward + launch["launch_host"]) * forward, 2)
         self.backward = round((layer_backward + launch["launch_host"]) * backward, 2)
+        self.collective_launch = collective["in_context_us"]  # no autograd Function around it
         self.exchange = {"chunk_forward": round(exchange["chunk_forward"] * forward, 2),
                          "chunk_backward": round(exchange["chunk_backward"] * backward, 2),
-                         "all_to_all": round(exchange["all_to_all"] * collective +
-                                             exchange["autograd_function"] * forward, 2)}
-        self.collective_launch = round(exchange["all_to_all"] * collective, 2)  # no autograd Function around it
+                         "all_to_all": round(self.collective_launch + exchange["autograd_function"] * forward, 2)}
         self.notice = max(0.0, launch["launch_roundtrip"] - launch["launch_host"] - launch["launch_device"])
 
     def op(self, kind=None, views=0):
@@ -596,8 +600,9 @@ def main():
                f"({len([r for _, r in contexts if r['device'] == 'cuda'])} CUDA runs of torch_step_context, "
                f"{contexts[0][1]['cpu_model']}); in a step: kernel op {c.forward:.2f}/{c.backward:.2f} us "
                f"forward/backward, sort_chunks {c.exchange['chunk_forward']:.2f}/{c.exchange['chunk_backward']:.2f} us "
-               f"per chunk, all-to-all launch {c.exchange['all_to_all']:.2f} us (its launch {c.collective_context:.3f}x "
-               f"the warm loop's, {', '.join(n for n, _ in collectives)}, torch_op_context); bytes from "
+               f"per chunk, all-to-all launch {c.exchange['all_to_all']:.2f} us (its launch as measured in a step's "
+               f"context, {c.collective_context['over_warm']:.2f}x the warm loop's: {', '.join(n for n, _ in collectives)}, "
+               f"torch_op_context); bytes from "
                f"dtypes, index_add_ "
                f"{c.index_add_slowdown:.2f}x a dense add's ({', '.join(n for n, _ in index_adds)}, torch_index_add_rates, "
                f"{index_adds[0][1]['gpu']}); ranks' host speed spread {inputs['rank_spread']:.3f} ("

@@ -8,7 +8,8 @@ rm -rf "$out" && mkdir -p "$out"
 python3 "$root/cost/implementations/make_builtins.py" "$cal/2026-11-26-cpu-torch-dispatch/dispatch.json" \
   "$cal/2026-11-21-nvidia-h100-x1/launch.json" "$cal"/2026-11-26-nvidia-h200-x4-host-costs/host-costs-*.json \
   "$cal"/2026-11-27-nvidia-h200-x4-step-context/c*.json "$cal"/2026-11-27-nvidia-h200-x2-collective-context/collective-context-*.json \
-  "$cal"/2026-11-27-nvidia-h200-x2-op-context/op-context-*.json "$cal"/2026-11-27-nvidia-h100-index-add/index-add-*.json \
+  "$cal"/2026-11-27-nvidia-h200-x2-op-context/op-context-*.json "$cal"/2026-11-27-nvidia-h200-x4-ep-path/op-context-*.json \
+  "$cal"/2026-11-27-nvidia-h100-index-add/index-add-*.json \
   "$cal"/2026-11-27-nvidia-h*-elementwise-paths/elementwise-paths-*.json \
   "$cal"/2026-11-27-nvidia-h200-x4-host-jitter/host-jitter-*.json "$out"
 for name in eager grouped hf-eager hf-grouped_mm; do
