@@ -182,6 +182,7 @@ class StepEmitter {
 
   void step(const ImplStep& s, std::int64_t expert) {
     if (s.when == ImplCondition::MULTI_RANK && in_.ep <= 1) return;
+    if (s.when == ImplCondition::SINGLE_RANK && in_.ep > 1) return;
     if (s.when == ImplCondition::QK_NORM && !in_.model.attention.qk_norm) return;
     switch (s.kind) {
       case ImplStepKind::GEMM:

@@ -57,8 +57,9 @@ constexpr NameTable<ImplWidth, 13> kWidthNames = {{{ImplWidth::ONE, "one"},
                                                    {ImplWidth::V_WIDTH, "v_width"},
                                                    {ImplWidth::HEADS, "heads"},
                                                    {ImplWidth::EXPERT_WEIGHTS, "expert_weights"}}};
-constexpr NameTable<ImplCondition, 3> kConditionNames = {{{ImplCondition::ALWAYS, "always"},
+constexpr NameTable<ImplCondition, 4> kConditionNames = {{{ImplCondition::ALWAYS, "always"},
                                                           {ImplCondition::MULTI_RANK, "ep>1"},
+                                                          {ImplCondition::SINGLE_RANK, "ep==1"},
                                                           {ImplCondition::QK_NORM, "qk_norm"}}};
 constexpr NameTable<models::AttentionType, 3> kAttentionNames = {{{models::AttentionType::MHA, "mha"},
                                                                   {models::AttentionType::GQA, "gqa"},

@@ -1,6 +1,9 @@
 // Learning an implementation profile from the committed device-ci traces (Qwen3-30B-A3B widths / 8, H100).
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <map>
+
 #include "moesim/calibrate/ImplementationLearner.hpp"
 #include "moesim/common/Error.hpp"
 #include "moesim/hwprofiles/ProfileLoader.hpp"
@@ -49,11 +52,22 @@ TEST(ImplementationLearner, LearnsEveryOpOfBothPassesAndTheCollectives) {
       }
     }
   }
-  // The routed experts' grouped GEMMs are moesim's fc1 and fc2, one for one.
-  int gemms = 0;
-  for (const auto& s : p.find(models::LayerOp::ROUTED_EXPERTS, cost::ImplPass::FORWARD, gqa)->steps)
-    gemms += s.kind == cost::ImplStepKind::GEMM ? 1 : 0;
-  EXPECT_EQ(gemms, 2);
+  // The routed experts' grouped GEMMs are moesim's fc1 and fc2, one for one. The trace ran EP 2, so its steps
+  // (chunk sorts among them) run only at EP > 1; at EP 1 the base's form of the op runs, its GEMMs at the
+  // traced rate.
+  std::map<cost::ImplCondition, std::vector<const cost::ImplStep*>> gemms;
+  for (const auto& s : p.find(models::LayerOp::ROUTED_EXPERTS, cost::ImplPass::FORWARD, gqa)->steps) {
+    EXPECT_NE(s.when, cost::ImplCondition::ALWAYS) << s.label;
+    if (s.kind == cost::ImplStepKind::GEMM) gemms[s.when].push_back(&s);
+  }
+  ASSERT_EQ(gemms[cost::ImplCondition::MULTI_RANK].size(), 2u);
+  ASSERT_EQ(gemms[cost::ImplCondition::SINGLE_RANK].size(), 2u);
+  for (std::size_t i = 0; i < 2; ++i) {
+    EXPECT_EQ(gemms[cost::ImplCondition::SINGLE_RANK][i]->gemm,
+              gemms[cost::ImplCondition::MULTI_RANK][i]->gemm);
+    EXPECT_EQ(gemms[cost::ImplCondition::SINGLE_RANK][i]->efficiency,
+              gemms[cost::ImplCondition::MULTI_RANK][i]->efficiency);
+  }
   // The split-size exchange (an NCCL kernel in permute) and what follows it run only with EP > 1.
   bool exchange = false;
   for (const auto& s : p.find(models::LayerOp::PERMUTE, cost::ImplPass::FORWARD, gqa)->steps)
@@ -75,6 +89,37 @@ TEST(ImplementationLearner, AForwardTraceLeavesBackwardToTheBase) {
   for (const auto& e : p.ops) EXPECT_EQ(e.pass, cost::ImplPass::FORWARD);
   // EP 1: no collective was launched, so none is learned (the base answers).
   EXPECT_TRUE(p.collective_host_ns.empty());
+}
+
+// From an EP 1 trace the other way round: the base's EP > 1 steps join the traced ones where the base has
+// them (grouped: the counts to the device and the chunk sort before the experts, the sort back after them),
+// at the traced host's speed against the base.
+TEST(ImplementationLearner, AnEp1TraceGainsTheBasesExpertParallelSteps) {
+  const LearnedImplementation learned =
+      learn_implementation({load_traced_stack(kForward, {})}, hw::load_profile("h100"), "tiny", "grouped");
+  const cost::ImplementationProfile& p = learned.profile;
+  const auto gqa = models::AttentionType::GQA;
+  const cost::ImplOpEntry* base = p.base->find(models::LayerOp::ROUTED_EXPERTS, cost::ImplPass::FORWARD, gqa);
+  const cost::ImplOpEntry* entry = p.find(models::LayerOp::ROUTED_EXPERTS, cost::ImplPass::FORWARD, gqa);
+  ASSERT_NE(entry, p.base->find(models::LayerOp::ROUTED_EXPERTS, cost::ImplPass::FORWARD, gqa));
+  std::vector<std::string> multi_rank, base_multi_rank;
+  for (const auto& s : base->steps)
+    if (s.when == cost::ImplCondition::MULTI_RANK) base_multi_rank.push_back(s.label);
+  for (const auto& s : entry->steps)
+    if (s.when == cost::ImplCondition::MULTI_RANK) multi_rank.push_back(s.label);
+  ASSERT_EQ(multi_rank, base_multi_rank);  // counts_to_device, sync, sort_chunks, unsort_chunks
+  EXPECT_EQ(entry->steps.front().label, base_multi_rank.front());
+  EXPECT_EQ(entry->steps.back().label, base_multi_rank.back());
+  EXPECT_EQ(entry->steps.back().when, cost::ImplCondition::MULTI_RANK);
+  // Scaled alike: the sort's host time per chunk over the base's is its fixed host time's ratio.
+  const auto sort = [](const cost::ImplOpEntry* e) {
+    return *std::find_if(e->steps.begin(), e->steps.end(),
+                         [](const auto& s) { return s.label == "sort_chunks"; });
+  };
+  const double ratio = sort(entry).host_ns / sort(base).host_ns;
+  EXPECT_GT(ratio, 0.2);
+  EXPECT_LT(ratio, 5.0);
+  EXPECT_NEAR(sort(entry).host_ns_per_chunk / sort(base).host_ns_per_chunk, ratio, 1e-9);
 }
 
 // transformers 5.17's eager experts index the stacked weights [E, 2F, H] and [E, H, F] per expert, so

@@ -69,8 +69,9 @@ enum class ImplWidth {
 /** @brief When a step runs. */
 enum class ImplCondition {
   ALWAYS,
-  MULTI_RANK,  ///< only when the EP group has more than one rank (split-size exchange and its copies)
-  QK_NORM,     ///< only when the model normalizes queries and keys per head (models' attention.qk_norm)
+  MULTI_RANK,   ///< only when the EP group has more than one rank (split-size exchange and its copies)
+  SINGLE_RANK,  ///< only when it has one (a learned op's form at EP 1 where its trace ran EP > 1)
+  QK_NORM,      ///< only when the model normalizes queries and keys per head (models' attention.qk_norm)
 };
 
 /** @brief One kernel or host synchronisation of an op, in launch order. */
