@@ -6,7 +6,9 @@ the backward autograd runs for it (forward + backward time minus forward time). 
 undisturbed cost where the CPU is shared.
 
 The built-in implementation profiles (cost/implementations/make_builtins.py) add this to launch_bench's CUDA
-launch cost for each eager kernel. Runs on any torch (the CPU tests' Debian torch 1.13 included); the record
+launch cost for each eager kernel. The record also has the host probe (kernels/torch_stacks/host_probe.py) run in
+the same process before and after the cases, which ties the probe to these costs: a host's probe says how its
+ops cost against the profiles' host (`host.probe_us`). Runs on any torch (the CPU tests' Debian torch 1.13 included); the record
 names the CPU, whose speed the profiles' host costs are relative to.
 
     python3 kernels/tools/torch_dispatch_bench.py --out dispatch.json
@@ -20,11 +22,16 @@ iters x kernels per call under the launch queue's depth, about a thousand, or th
 """
 import argparse
 import json
+import os
 import platform
 import statistics
+import sys
 import time
 
 import torch
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from torch_stacks.host_probe import make_probe  # noqa: E402 (kernels/ on the path first)
 
 
 def record_header(tool, **fields):
@@ -141,6 +148,8 @@ def main():
     args = parser.parse_args()
     torch.set_num_threads(1)
     sync = torch.cuda.synchronize if args.device == "cuda" else (lambda: None)
+    probe = make_probe(torch.device(args.device))
+    probes = {"before": statistics.median(probe() for _ in range(30))}
     results = {}
     for name, fn in ({} if args.layers_only else cases(args.device)).items():
         for _ in range(200):
@@ -163,12 +172,14 @@ def main():
             k: (both[k] - forward[k]) / ops if k != "samples" else v for k, v in both.items()}
         for key in ("layer_" + name + "_forward_per_op", "layer_" + name + "_backward_per_op"):
             print(f"{key:32s} {results[key]['p50']:7.2f} us (min {results[key]['min']:.2f})")
+    probes["after"] = statistics.median(probe() for _ in range(30))
+    print(f"host probe {probes['before']:.2f} us per op before, {probes['after']:.2f} after")
     record = {"schema_version": 1, "tool": "moesim-torch-dispatch-bench", "unit": "us_per_call",
               "date_utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
               "cpu_model": cpu_model(), "device": args.device,
               "gpu": torch.cuda.get_device_name() if args.device == "cuda" else None, "torch": torch.__version__, "python": platform.python_version(),
               "iters": args.iters, "repeats": args.repeats, "layer_rows": args.rows, "layer_width": args.width,
-              "dtype": args.dtype, "issue_only": args.issue_only, "results": results}
+              "dtype": args.dtype, "issue_only": args.issue_only, "host_probe_us": probes, "results": results}
     with open(args.out, "w") as f:
         json.dump(record, f, indent=1)
 
