@@ -4,8 +4,15 @@ recording, as a training forward), timed on the host, microseconds per op.
 Host-bound stacks run as fast as their process issues ops, and that speed moves between machines of one kind
 and between processes on one host (data/calibration/2026-11-27-nvidia-h200-x4-ep-path). timing.time_steps runs
 the probe after every timed step, outside the step's timing, so a record says how fast its own process issued
-ops while it ran: the ratio of a reference host's probe to this one is the `--host-speed` to simulate it with.
+ops while it ran. Run alone it prints this host's probe, to compare with a record's (`host_probe_us`):
+
+    python3 -m torch_stacks.host_probe [--device cuda] [--samples 30]
+
+A profile learned from a record's trace ran on a host whose probe the record gives; that probe over this host's is
+the `--host-speed` to simulate this host with. The probe moves up to 1.6x between processes on one host
+(data/calibration/2026-11-27-nvidia-h200-cuda-dispatch), so take it from the processes that will run the stack.
 """
+import argparse
 import statistics
 import time
 
@@ -34,3 +41,18 @@ def make_probe(device, chains=20):
         return statistics.median(samples)
     probe()  # first calls load kernels and set up autograd nodes
     return probe
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu", choices=("cpu", "cuda"))
+    parser.add_argument("--samples", type=int, default=30, help="probe calls (each the median of 20 chains)")
+    args = parser.parse_args()
+    probe = make_probe(torch.device(args.device))
+    values = sorted(probe() for _ in range(args.samples))
+    print(f"host probe on {args.device}: {statistics.median(values):.2f} us per op (median of {args.samples}; "
+          f"range {values[0]:.2f}-{values[-1]:.2f})")
+
+
+if __name__ == "__main__":
+    main()
