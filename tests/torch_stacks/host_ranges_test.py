@@ -2,7 +2,8 @@
 (warm-up, timed, the profiler's warm-up and profiled), the last two marked profiled, every forward op range of
 both layers timed in each, and a range never longer than its step; every rank's timeline in time order, the
 expert-parallel path's marks inside their op's range, and the split-size exchange returning on no rank before
-the last rank reached it (one clock for the processes of a host). Needs torch."""
+the last rank reached it (one clock for the processes of a host); each rank's host probe after every timed
+step. Needs torch."""
 import json
 import os
 import subprocess
@@ -28,6 +29,13 @@ class HostRangesTest(unittest.TestCase):
                 steps = json.load(f)["steps"]
             with open(os.path.join(out, "host-ranges.rank1.json"), encoding="utf-8") as f:
                 peer_steps = json.load(f)["steps"]
+            [record_file] = [n for n in os.listdir(out) if n.endswith(".balanced.json")]
+            with open(os.path.join(out, record_file), encoding="utf-8") as f:
+                ranks = json.load(f)["ranks"]
+        # Every rank's record has the host probe of each timed step.
+        for r in ranks:
+            self.assertEqual(len(r["host_probe_us"]), ITERS)
+            self.assertTrue(all(us > 0 for us in r["host_probe_us"]))
         self.assertEqual(len(steps), WARMUP + ITERS + TRACE_ITERS + 1)
         self.assertEqual([s["profiled"] for s in steps], [False] * (WARMUP + ITERS) + [True] * (TRACE_ITERS + 1))
         for s in steps:
