@@ -132,6 +132,11 @@ void add_scenario_options(CLI::App& sub, ScenarioOptions& o) {
                  "times divide by it)")
       ->capture_default_str()
       ->check(CLI::Range(0.01, 100.0));
+  sub.add_option(
+         "--host-probe", o.host_probe,
+         "The target host's probe (python3 -m torch_stacks.host_probe, us per op): host speed = the "
+         "implementation profile's host.probe_us over it (learned profiles from records with host probes)")
+      ->check(CLI::Range(0.01, 1e6));
 }
 
 }  // namespace moesim::app

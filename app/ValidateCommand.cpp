@@ -28,6 +28,7 @@ struct ValidateOptions {
   std::string json_path;
   std::string judge = "records";
   bool steps = false;
+  bool host_probe = false;
   std::vector<std::string> impl;
 };
 
@@ -52,7 +53,8 @@ int run_validate(const ValidateOptions& o) {
     }
     int failures = 0;
     if (!stack_paths.empty()) {
-      const validate::TorchStackOptions options{o.hw, validate::parse_implementation_choice(o.impl), o.steps};
+      const validate::TorchStackOptions options{o.hw, validate::parse_implementation_choice(o.impl), o.steps,
+                                                o.host_probe};
       const auto stacks =
           validate::compare_torch_stacks(validate::find_torch_stack_records(stack_paths), options);
       if (!o.json_path.empty() && runner_files.empty())
@@ -63,6 +65,7 @@ int run_validate(const ValidateOptions& o) {
       if (runner_files.empty()) return failures > 0 ? 1 : 0;
     }
     if (!o.impl.empty()) throw ConfigError("", "--impl", "applies only to torch-stack records");
+    if (o.host_probe) throw ConfigError("", "--host-probe", "applies only to torch-stack records");
     std::vector<validate::MeasuredRun> runs;
     for (const auto& file : runner_files) {
       auto more = validate::read_layer_runner_results(file);
@@ -77,6 +80,7 @@ int run_validate(const ValidateOptions& o) {
   if (!o.hw.empty()) throw ConfigError("", "--hw", "applies only to --measured");
   if (o.judge != "records") throw ConfigError("", "--judge", "applies only to --measured");
   if (o.steps) throw ConfigError("", "--steps", "applies only to --measured");
+  if (o.host_probe) throw ConfigError("", "--host-probe", "applies only to --measured torch-stack records");
   if (!o.impl.empty()) throw ConfigError("", "--impl", "applies only to --measured");
   const auto rows =
       validate::published_validation(o.tolerance > 0 ? o.tolerance : validate::kDefaultPublishedTolerancePct);
@@ -118,6 +122,10 @@ void add_validate(CLI::App& app, const Invocation&, Action& action) {
       "With --measured: for records with an op profile (layer_runner --op-profile on), each step's GPU "
       "and host time, measured and predicted; for torch-stack records with a trace, each op's GPU time, "
       "kernels and host time, forward and backward");
+  sub->add_flag(
+      "--host-probe", o->host_probe,
+      "With torch-stack records: simulate each record's host at the speed its host probe "
+      "(host_probe_us) says against the implementation profile's (host.probe_us), where both have one");
   sub->add_option("--json", o->json_path,
                   "Write the rows as JSON to FILE (the table still prints), or only them to stdout with -");
   sub->callback([o, &action] { action = [o] { return run_validate(*o); }; });

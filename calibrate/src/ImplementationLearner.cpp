@@ -587,6 +587,7 @@ TracedStack load_traced_stack(const std::string& trace_file, const TracedRunConf
     s.issue_ms = record->issue_ms_p50;
     s.forward_issue_ms = record->forward_issue_ms_p50;
     s.cpu_model = record->cpu_model;
+    s.host_probe_us = record->host_probe_us_rank0;
   }
   if (given.issue_ms > 0) s.issue_ms = given.issue_ms;
   if (given.forward_issue_ms > 0) s.forward_issue_ms = given.forward_issue_ms;
@@ -610,6 +611,7 @@ LearnedImplementation learn_implementation(const std::vector<TracedStack>& stack
   p.provenance.source = "learned";
   p.provenance.hw_profile = hw.name;
   p.host_cpu = stacks.front().cpu_model;
+  p.host_probe_us = stacks.front().host_probe_us;
   p.provenance.description = "learned by moesim calibrate --torch-trace from " +
                              std::to_string(stacks.size()) + " trace(s) of " + stacks.front().model.name +
                              " (EP " + std::to_string(stacks.front().ep) + ", " +

@@ -281,6 +281,7 @@ ImplementationProfile implementation_from_json(const nlohmann::json& document, c
   JsonObject host = top.object("host");
   p.host_cpu = host.string("cpu_model");
   if (host.has("rank_spread")) p.rank_spread = bounded(host, "rank_spread", 0, 1, true);
+  if (host.has("probe_us")) p.host_probe_us = bounded(host, "probe_us", 0, 1e6, false);
   host.finish();
   for (JsonObject& e : top.object_array("ops")) p.ops.push_back(read_entry(std::move(e)));
   for (std::size_t i = 0; i < p.ops.size(); ++i) {
@@ -317,6 +318,7 @@ nlohmann::json implementation_to_json(const ImplementationProfile& p) {
   if (p.base) j["base"] = p.base->name;
   j["host"] = {{"cpu_model", p.host_cpu}};
   if (p.rank_spread > 0) j["host"]["rank_spread"] = p.rank_spread;
+  if (p.host_probe_us > 0) j["host"]["probe_us"] = p.host_probe_us;
   nlohmann::json ops = nlohmann::json::array();
   for (const ImplOpEntry& e : p.ops) {
     nlohmann::json entry = {{"op", models::to_string(e.op)}, {"pass", name_of(kPassNames, e.pass)}};

@@ -105,6 +105,8 @@ const std::vector<std::pair<std::string, Setter>>& setters() {
       {"impl", text(&ScenarioFlags::impl)},
       {"host-speed", [](ScenarioFlags& f, const std::string& n,
                         const std::string& v) { f.host_speed = finite(n, v, 0.01, 100); }},
+      {"host-probe", [](ScenarioFlags& f, const std::string& n,
+                        const std::string& v) { f.host_probe = finite(n, v, 0.01, 1e6); }},
       {"pp", count(&ScenarioFlags::pp, 1)},
       {"vpp", count(&ScenarioFlags::vpp, 1)},
       {"micro-batches",
@@ -210,6 +212,21 @@ Scenario make_scenario(const ScenarioFlags& o) {
   if (o.impl != "fused")
     s.impl = std::make_shared<const cost::ImplementationProfile>(cost::load_implementation(o.impl));
   s.host_speed = o.host_speed;
+  if (o.host_probe > 0) {
+    if (o.host_speed != 1)
+      throw ConfigError("", "--host-probe", "give --host-speed or --host-probe, not both");
+    if (!s.impl || s.impl->host_probe_us <= 0)
+      throw ConfigError("", "--host-probe",
+                        "needs an implementation profile with host.probe_us (one learned from a trace whose "
+                        "record has host_probe_us)");
+    s.host_speed = s.impl->host_probe_us / o.host_probe;
+    if (!(s.host_speed >= 0.01 && s.host_speed <= 100))
+      throw ConfigError("", "--host-probe",
+                        "= " + std::to_string(o.host_probe) +
+                            ": gives a host speed outside 0.01-100 against the "
+                            "profile's probe " +
+                            std::to_string(s.impl->host_probe_us) + " us");
+  }
   for (const auto& kv : o.opts) {
     auto eq = kv.find('=');
     if (eq == std::string::npos || eq == 0)

@@ -130,6 +130,10 @@ expect 2 '[-]-capacity-factor: expected a finite number in \[0, 1000\], got 1e\+
 expect 2 'routing = "zipf:1e308": the zipf exponent S must be a number in \(0, 100\]' 10 "${sim[@]}" --routing zipf:1e308
 expect 2 '[-]-seed: expected a whole number in \[0, 4611686018427387904\]' 10 "${sim[@]}" --seed 99999999999999999999999
 expect 2 '[-]-tolerance: expected a finite number in \[0, 1000000\], got nan' 10 validate --published --tolerance nan
+# A host probe needs a profile that carries one (learned from a record with host probes), and not --host-speed too.
+expect 2 '[-]-host-probe needs an implementation profile with host.probe_us' 10 "${sim[@]}" --impl grouped --host-probe 12
+expect 2 '[-]-host-probe give --host-speed or --host-probe, not both' 10 "${sim[@]}" --impl grouped --host-probe 12 --host-speed 2
+expect 2 '[-]-host-probe applies only to --measured' 10 validate --published --host-probe
 echo '[[4611686018427387904, 4611686018427387904, 4611686018427387904, 4611686018427387904]]' > wrap_routing.json
 expect 2 'wrap_routing.json: /0/0 = 4611686018427387904: must be an integer in \[0, 2\^32\]' 10 "${sim[@]}" \
   --routing recorded:wrap_routing.json

@@ -107,6 +107,16 @@ TEST(ImplementationProfile, StraggleFactorIsOnePlusSpreadTimesTheExpectedMaximum
   EXPECT_NE(error_of(document).find("/host/rank_spread"), std::string::npos);
 }
 
+// A learned profile's host probe (us per eager op of the traced process) round-trips; none or > 0 only.
+TEST(ImplementationProfile, HostProbeIsPositiveWhereGiven) {
+  auto document = expert_loop_profile();
+  EXPECT_EQ(implementation_from_json(document, "p.json").host_probe_us, 0);
+  document["host"]["probe_us"] = 9.77;
+  EXPECT_EQ(implementation_to_json(implementation_from_json(document, "p.json"))["host"]["probe_us"], 9.77);
+  document["host"]["probe_us"] = 0;
+  EXPECT_NE(error_of(document).find("/host/probe_us"), std::string::npos);
+}
+
 TEST(ImplementationProfile, RoundTripsThroughJson) {
   const ImplementationProfile p = implementation_from_json(expert_loop_profile(), "p.json");
   const ImplementationProfile back = implementation_from_json(implementation_to_json(p), "back.json");

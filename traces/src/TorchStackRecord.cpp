@@ -76,6 +76,14 @@ double median_of(JsonObject& rank, const std::string& key) {
   return median(values);
 }
 
+double positive_median_of(JsonObject& rank, const std::string& key) {
+  std::vector<double> values = rank.number_array(key);
+  if (values.empty()) rank.fail(key, "holds no values");
+  for (double v : values)
+    if (!(v > 0)) rank.fail(key, "must hold microseconds > 0");
+  return median(values);
+}
+
 }  // namespace
 
 std::string TorchStackRecord::config_key() const {
@@ -133,6 +141,12 @@ TorchStackRecord torch_stack_record_from_json(const nlohmann::json& document, co
   r.issue_ms_p50 = median_of(rank0, "issue_ms");
   if (rank0.has("forward_issue_ms")) r.forward_issue_ms_p50 = median_of(rank0, "forward_issue_ms");
   r.gpu_ms_p50 = median_of(rank0, "gpu_ms");
+  if (rank0.has("host_probe_us")) {
+    double sum = 0;
+    for (JsonObject& rank : ranks) sum += positive_median_of(rank, "host_probe_us");
+    r.host_probe_us_rank0 = positive_median_of(rank0, "host_probe_us");
+    r.host_probe_us_mean = sum / static_cast<double>(ranks.size());
+  }
   // A CPU run records no GPU (null).
   if (rank0.has("gpu_before") && !rank0.raw("gpu_before").is_null())
     r.device = rank0.object("gpu_before").optional_string("name").value_or("");

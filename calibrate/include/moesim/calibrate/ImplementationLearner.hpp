@@ -45,7 +45,10 @@ struct TracedStack {
   /** @brief ... to issue its forward (ms); 0 when unknown (one inflation correction for both passes). */
   double forward_issue_ms = 0;
   std::string cpu_model;  ///< the host CPU ("" unknown)
-  std::string label;      ///< for notes (the trace file)
+  /** @brief Rank 0's host probe while the untraced steps ran (us per op; 0 unknown): the profile's
+   * host_probe_us. */
+  double host_probe_us = 0;
+  std::string label;  ///< for notes (the trace file)
 };
 
 /** @brief A learned profile and what the learner has to say about it. */

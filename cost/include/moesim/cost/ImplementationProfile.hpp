@@ -147,6 +147,12 @@ struct ImplementationProfile {
    * times (measured on Python's issue of forward ops; backward host costs keep factor 1).
    */
   double rank_spread = 0;
+  /**
+   * @brief The host probe (kernels/torch_stacks/host_probe.py, microseconds per eager op) of the process
+   * whose host costs these are: a learned profile's traced run; 0 unknown. A host whose probe reads P runs
+   * this profile's host costs at speed host_probe_us / P.
+   */
+  double host_probe_us = 0;
   /** @brief Per (op, pass) entries; an op without one keeps the fused inventory. */
   std::vector<ImplOpEntry> ops;
   /** @brief Host time to launch a collective, by name ("dispatch", "combine", "dispatch.bwd", "combine.bwd").

@@ -34,15 +34,17 @@ struct ScenarioFlags {
   std::string cluster;            ///< cluster file (--cluster), empty for none
   std::vector<std::string> opts;  ///< schedule options, KEY=VALUE each
   bool per_rank = false;
-  std::string degree = "auto";       ///< overlap degree N of a token-pipeline schedule, or auto
-  std::string jitter = "none";       ///< straggler/jitter injection (parse_jitter)
-  int repeat = 1;                    ///< Monte-Carlo runs
-  std::string attention = "fused";   ///< fused (flash) | unfused (materialized scores, as the layer runner)
-  std::string power = "cap";         ///< cap (the profile's power model, when it has one) | off
-  std::string experts = "grouped";   ///< grouped (one grouped GEMM) | loop (one GEMM per local expert)
-  std::string impl = "fused";        ///< implementation profile: fused | a shipped name | a file
-  double host_speed = 1;             ///< host speed relative to the CPU the host costs were measured on
-  int pp = 1, vpp = 1;               ///< pipeline stages and virtual stages per pipeline rank
+  std::string degree = "auto";      ///< overlap degree N of a token-pipeline schedule, or auto
+  std::string jitter = "none";      ///< straggler/jitter injection (parse_jitter)
+  int repeat = 1;                   ///< Monte-Carlo runs
+  std::string attention = "fused";  ///< fused (flash) | unfused (materialized scores, as the layer runner)
+  std::string power = "cap";        ///< cap (the profile's power model, when it has one) | off
+  std::string experts = "grouped";  ///< grouped (one grouped GEMM) | loop (one GEMM per local expert)
+  std::string impl = "fused";       ///< implementation profile: fused | a shipped name | a file
+  double host_speed = 1;            ///< host speed relative to the CPU the host costs were measured on
+  double host_probe =
+      0;                ///< the target host's probe (us per op; 0: unused): host speed = impl's probe over it
+  int pp = 1, vpp = 1;  ///< pipeline stages and virtual stages per pipeline rank
   int micro_batches = 1;             ///< micro-batches per step and pipeline
   std::string pp_schedule = "1f1b";  ///< pipeline schedule (moesim list schedules)
   std::string optimizer = "none";    ///< none | adam | zero1

@@ -48,7 +48,13 @@ struct TorchStackRecord {
   double issue_ms_p50 = 0;          ///< rank 0's host time to issue a step (untraced), p50
   double forward_issue_ms_p50 = 0;  ///< ... to issue its forward, p50 (0: the record does not say)
   double gpu_ms_p50 = 0;            ///< rank 0's event-timed GPU time, p50
-  std::string device;               ///< GPU name (ranks[0].gpu_before.name)
+  /**
+   * @brief Host probe (kernels/torch_stacks/host_probe.py, after each timed step): rank 0's median and the
+   * mean over ranks of each rank's median, microseconds per eager op; 0 where the record does not say
+   * (records before 2026-11-27's evening).
+   */
+  double host_probe_us_rank0 = 0, host_probe_us_mean = 0;
+  std::string device;  ///< GPU name (ranks[0].gpu_before.name)
   /**
    * @brief An interleaved pair's FarSkip speedup as measured (timing.speedup: the median over rounds of
    * regular/farskip step time) and its bootstrap 95% interval; absent for a pair timed as two separate

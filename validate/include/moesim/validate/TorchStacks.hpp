@@ -71,6 +71,7 @@ struct TorchStackComparison {
   std::string hw;    ///< hardware profile used
   std::string impl;  ///< implementation profile used
   double predicted_ms = 0;
+  double host_speed = 1;  ///< the host speed simulated (TorchStackOptions::host_from_probe)
   std::optional<double> measured_speedup, predicted_speedup;  ///< farskip records: regular / farskip
   std::vector<OpTimes> ops;                                   ///< --steps, when a trace lies beside it
   double error_pct() const { return 100.0 * (predicted_ms - record.step_ms_p50) / record.step_ms_p50; }
@@ -92,6 +93,11 @@ struct TorchStackOptions {
   std::string hw_override;  ///< a profile for every record instead of the GPU's shipped one
   ImplementationChoice impl;
   bool ops = false;  ///< per-op times where a trace lies beside the record
+  /**
+   * @brief Each record's host at the speed its host probe says: the implementation profile's host_probe_us
+   * over the record's mean over ranks, where both say (else 1).
+   */
+  bool host_from_probe = false;
 };
 
 /**
