@@ -6,6 +6,7 @@
 #include <set>
 #include <sstream>
 
+#include "OtherEpForm.hpp"
 #include "StepTemplates.hpp"
 #include "moesim/common/Check.hpp"
 #include "moesim/common/Error.hpp"
@@ -475,93 +476,6 @@ bool learn_stack(const TracedStack& s, const hw::HwProfile& hw, cost::Implementa
   return loops;
 }
 
-bool has_multi_rank_steps(const cost::ImplOpEntry& e) {
-  return std::any_of(e.steps.begin(), e.steps.end(),
-                     [](const cost::ImplStep& s) { return s.when == cost::ImplCondition::MULTI_RANK; });
-}
-
-double host_ns_of(const cost::ImplOpEntry& e) {
-  double host = 0;
-  for (const cost::ImplStep& s : e.steps) host += s.host_ns;
-  return host;
-}
-
-// The traced host's speed against the base profile's, per pass: learned over base host time summed over the
-// ops that run alike at every EP degree in the base and once per call in both (a loop's per-expert steps
-// count differently); 1 where no op qualifies.
-double host_ratio(const cost::ImplementationProfile& p, cost::ImplPass pass) {
-  auto once = [](const cost::ImplOpEntry& e) {
-    return std::all_of(e.steps.begin(), e.steps.end(),
-                       [](const cost::ImplStep& s) { return s.repeat == ImplRepeat::ONCE; });
-  };
-  double learned = 0, base = 0;
-  for (const cost::ImplOpEntry& e : p.ops) {
-    if (e.pass != pass || e.steps.empty() || !once(e)) continue;
-    const cost::ImplOpEntry* b = p.base->find(e.op, pass, e.attention.value_or(models::AttentionType::GQA));
-    if (b == nullptr || b->steps.empty() || has_multi_rank_steps(*b) || !once(*b)) continue;
-    learned += host_ns_of(e);
-    base += host_ns_of(*b);
-  }
-  return learned > 0 && base > 0 ? learned / base : 1;
-}
-
-// A trace shows each op at one EP degree. Where the base profile's form of an op has steps that run only at
-// EP > 1 (the split-size exchange and what waits for it, the chunk sorts), the traced steps include them (EP
-// > 1) or lack them (EP 1), and cannot tell which of theirs they are. At the other degree the learned entry
-// runs the base's form instead: from an EP > 1 trace, its traced steps become EP > 1 only and the base's
-// steps of EP 1 are added for EP 1 (a GEMM at the traced one's rate); from an EP 1 trace, the base's EP > 1
-// steps are added where the base has them (those before its first other step first, the rest last). Added
-// steps cost the host the base's time times the traced host's speed against the base (host_ratio).
-void complete_for_other_ep(cost::ImplementationProfile& p, const std::vector<int>& entry_ep,
-                           std::vector<std::string>& notes) {
-  const double ratio[2] = {host_ratio(p, cost::ImplPass::FORWARD), host_ratio(p, cost::ImplPass::BACKWARD)};
-  std::vector<std::string> completed;
-  for (std::size_t i = 0; i < p.ops.size(); ++i) {
-    cost::ImplOpEntry& e = p.ops[i];
-    const cost::ImplOpEntry* b = p.base->find(e.op, e.pass, e.attention.value_or(models::AttentionType::GQA));
-    if (b == nullptr || !has_multi_rank_steps(*b)) continue;
-    const double scale = ratio[e.pass == cost::ImplPass::BACKWARD ? 1 : 0];
-    auto added = [&](cost::ImplStep step, cost::ImplCondition when) {
-      step.when = when;
-      step.host_ns *= scale;
-      step.host_ns_per_chunk *= scale;
-      for (const cost::ImplStep& traced : e.steps)
-        if (step.kind == cost::ImplStepKind::GEMM && traced.kind == cost::ImplStepKind::GEMM &&
-            traced.gemm == step.gemm) {
-          step.efficiency = traced.efficiency;
-          step.kernel_overhead_ns = traced.kernel_overhead_ns;
-        }
-      return step;
-    };
-    std::vector<cost::ImplStep> steps;
-    if (entry_ep[i] > 1) {
-      for (cost::ImplStep s : e.steps) {
-        if (s.when == cost::ImplCondition::ALWAYS) s.when = cost::ImplCondition::MULTI_RANK;
-        steps.push_back(s);
-      }
-      for (const cost::ImplStep& s : b->steps)
-        if (s.when == cost::ImplCondition::ALWAYS)
-          steps.push_back(added(s, cost::ImplCondition::SINGLE_RANK));
-    } else {
-      const auto first_other = std::find_if(b->steps.begin(), b->steps.end(), [](const cost::ImplStep& s) {
-        return s.when != cost::ImplCondition::MULTI_RANK;
-      });
-      for (auto it = b->steps.begin(); it != first_other; ++it)
-        steps.push_back(added(*it, cost::ImplCondition::MULTI_RANK));
-      steps.insert(steps.end(), e.steps.begin(), e.steps.end());
-      for (auto it = first_other; it != b->steps.end(); ++it)
-        if (it->when == cost::ImplCondition::MULTI_RANK)
-          steps.push_back(added(*it, cost::ImplCondition::MULTI_RANK));
-    }
-    e.steps = std::move(steps);
-    completed.push_back(models::to_string(e.op) + (e.pass == cost::ImplPass::BACKWARD ? " backward" : ""));
-  }
-  if (completed.empty()) return;
-  std::string list;
-  for (const std::string& c : completed) list += (list.empty() ? "" : ", ") + c;
-  notes.push_back("at the EP degree the traces did not run, " + list + " take the form of " + p.base->name +
-                  " (host x " + fixed(ratio[0], 2) + " forward, x " + fixed(ratio[1], 2) + " backward)");
-}
 }  // namespace
 
 TracedStack load_traced_stack(const std::string& trace_file, const TracedRunConfig& given) {
@@ -626,7 +540,7 @@ LearnedImplementation learn_implementation(const std::vector<TracedStack>& stack
   if (base_name != "fused") {
     p.base = std::make_shared<const cost::ImplementationProfile>(cost::load_implementation(base_name));
     out.notes.push_back("ops the traces do not show come from the shipped profile " + base_name);
-    complete_for_other_ep(p, entry_ep, out.notes);
+    detail::complete_for_other_ep(p, entry_ep, out.notes);
   }
   return out;
 }
