@@ -152,6 +152,27 @@ const std::vector<std::string>& ScenarioFlags::names() {
   return list;
 }
 
+namespace {
+
+// --host-speed, or the implementation profile's host probe over the target host's (--host-probe).
+double host_speed_of(const ScenarioFlags& o, const cost::ImplementationProfile* impl) {
+  if (o.host_probe <= 0) return o.host_speed;
+  if (o.host_speed != 1) throw ConfigError("", "--host-probe", "give --host-speed or --host-probe, not both");
+  if (impl == nullptr || impl->host_probe_us <= 0)
+    throw ConfigError("", "--host-probe",
+                      "needs an implementation profile with host.probe_us (one learned from a trace whose "
+                      "record has host_probe_us)");
+  const double speed = impl->host_probe_us / o.host_probe;
+  if (!(speed >= 0.01 && speed <= 100))
+    throw ConfigError("", "--host-probe",
+                      "= " + std::to_string(o.host_probe) +
+                          ": gives a host speed outside 0.01-100 against the " + "profile's probe " +
+                          std::to_string(impl->host_probe_us) + " us");
+  return speed;
+}
+
+}  // namespace
+
 Scenario make_scenario(const ScenarioFlags& o) {
   Scenario s;
   s.engine = sim::parse_backend(o.engine, "--engine");
@@ -211,22 +232,7 @@ Scenario make_scenario(const ScenarioFlags& o) {
   s.degree = parse_degree(o.degree);
   if (o.impl != "fused")
     s.impl = std::make_shared<const cost::ImplementationProfile>(cost::load_implementation(o.impl));
-  s.host_speed = o.host_speed;
-  if (o.host_probe > 0) {
-    if (o.host_speed != 1)
-      throw ConfigError("", "--host-probe", "give --host-speed or --host-probe, not both");
-    if (!s.impl || s.impl->host_probe_us <= 0)
-      throw ConfigError("", "--host-probe",
-                        "needs an implementation profile with host.probe_us (one learned from a trace whose "
-                        "record has host_probe_us)");
-    s.host_speed = s.impl->host_probe_us / o.host_probe;
-    if (!(s.host_speed >= 0.01 && s.host_speed <= 100))
-      throw ConfigError("", "--host-probe",
-                        "= " + std::to_string(o.host_probe) +
-                            ": gives a host speed outside 0.01-100 against the "
-                            "profile's probe " +
-                            std::to_string(s.impl->host_probe_us) + " us");
-  }
+  s.host_speed = host_speed_of(o, s.impl.get());
   for (const auto& kv : o.opts) {
     auto eq = kv.find('=');
     if (eq == std::string::npos || eq == 0)

@@ -448,7 +448,9 @@ TEST_F(TorchStackGeneralization, HostProbeCarriesALearnedProfileToOtherHosts) {
     for (const TorchStackComparison& c : compare_torch_stacks(probed, options)) {
       by_style["all"][with_probe].time_pct.push_back(c.error_pct());
       by_style[c.record.style][with_probe].time_pct.push_back(c.error_pct());
-      if (!with_probe) EXPECT_EQ(c.host_speed, 1);
+      if (!with_probe) {
+        EXPECT_EQ(c.host_speed, 1);
+      }
     }
   }
   for (const auto& [style, e] : by_style)

@@ -89,6 +89,15 @@ void print_torch_stacks(std::ostream& out, const std::vector<TorchStackCompariso
         key, t.n, t.sum_abs / std::max(t.n, 1), t.max_abs, t.within, t.speedups,
         t.sum_speedup / std::max(t.speedups, 1), t.max_speedup);
   }
+  const auto probed = std::count_if(cs.begin(), cs.end(), [](const auto& c) { return c.host_from_probe; });
+  if (probed > 0) {
+    const auto [slow, fast] = std::minmax_element(
+        cs.begin(), cs.end(), [](const auto& a, const auto& b) { return a.host_speed < b.host_speed; });
+    out << fmt::format(
+        "# host speed from the host probes: {} of {} records, {:.2f}-{:.2f} (the rest at 1: no "
+        "probe in the record or the profile)\n",
+        probed, cs.size(), slow->host_speed, fast->host_speed);
+  }
   for (const TorchStackComparison& c : cs)
     if (!c.ops.empty()) print_ops(out, c);
   if (time_tolerance_pct > 0 || speedup_tolerance > 0)

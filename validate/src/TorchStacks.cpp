@@ -190,12 +190,14 @@ std::vector<TorchStackComparison> compare_torch_stacks(const std::vector<traces:
       impl = impls.emplace(impl_name, loaded->is_fused() ? nullptr : loaded).first;
     }
     schedules::Scenario scenario = torch_stack_scenario(r, hw->second, impl->second);
-    if (o.host_from_probe && impl->second && impl->second->host_probe_us > 0 && r.host_probe_us_mean > 0)
-      scenario.host_speed = impl->second->host_probe_us / r.host_probe_us_mean;
+    const bool probed =
+        o.host_from_probe && impl->second && impl->second->host_probe_us > 0 && r.host_probe_us_mean > 0;
+    if (probed) scenario.host_speed = impl->second->host_probe_us / r.host_probe_us_mean;
     const schedules::SimulationResult result = schedules::simulate(scenario);
     TorchStackComparison c;
     c.record = r;
     c.host_speed = scenario.host_speed;
+    c.host_from_probe = probed;
     c.hw = hw->second.name;
     c.impl = impl->second ? impl->second->name : "fused";
     c.predicted_ms = result.step_ms;

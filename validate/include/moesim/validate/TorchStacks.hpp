@@ -71,7 +71,8 @@ struct TorchStackComparison {
   std::string hw;    ///< hardware profile used
   std::string impl;  ///< implementation profile used
   double predicted_ms = 0;
-  double host_speed = 1;  ///< the host speed simulated (TorchStackOptions::host_from_probe)
+  double host_speed = 1;         ///< the host speed simulated
+  bool host_from_probe = false;  ///< ... set from the record's and the profile's host probes
   std::optional<double> measured_speedup, predicted_speedup;  ///< farskip records: regular / farskip
   std::vector<OpTimes> ops;                                   ///< --steps, when a trace lies beside it
   double error_pct() const { return 100.0 * (predicted_ms - record.step_ms_p50) / record.step_ms_p50; }
