@@ -47,6 +47,44 @@ const LayerRange* innermost(const std::vector<LayerRange>& ranges, std::int64_t 
   return best;
 }
 
+// One thread's autograd nodes by start time, each with the node that encloses it (a thread's CPU ops nest),
+// so the innermost node holding a time is found in O(log n + depth), not by scanning every node per launch
+// (an eager backward has thousands of each).
+struct NodeIndex {
+  std::vector<const CpuOp*> nodes;
+  std::vector<int> parent;  // index of the enclosing node, -1 for none
+
+  void nest() {
+    std::sort(nodes.begin(), nodes.end(), [](const CpuOp* a, const CpuOp* b) {
+      return a->ts_us != b->ts_us ? a->ts_us < b->ts_us : a->dur_us > b->dur_us;
+    });
+    parent.assign(nodes.size(), -1);
+    std::vector<int> open;
+    for (std::size_t i = 0; i < nodes.size(); ++i) {
+      while (!open.empty() && end(open.back()) < nodes[i]->ts_us) open.pop_back();
+      parent[i] = open.empty() ? -1 : open.back();
+      open.push_back(static_cast<int>(i));
+    }
+  }
+
+  // The innermost node with a sequence number that holds time t: every node holding t encloses the last one
+  // to start at or before t, or is it.
+  const CpuOp* innermost_with_sequence(double t) const {
+    const auto after = std::upper_bound(nodes.begin(), nodes.end(), t,
+                                        [](double time, const CpuOp* n) { return time < n->ts_us; });
+    for (int i = static_cast<int>(after - nodes.begin()) - 1; i >= 0; i = parent[static_cast<std::size_t>(i)])
+      if (end(i) >= t && nodes[static_cast<std::size_t>(i)]->sequence)
+        return nodes[static_cast<std::size_t>(i)];
+    return nullptr;
+  }
+
+ private:
+  double end(int i) const {
+    const CpuOp* n = nodes[static_cast<std::size_t>(i)];
+    return n->ts_us + n->dur_us;
+  }
+};
+
 class Attributor {
  public:
   explicit Attributor(const TorchTrace& trace) : trace_(trace) {
@@ -83,12 +121,13 @@ class Attributor {
       if (op.external_id >= 0) cpu_by_external_.emplace(op.external_id, &op);
       if (op.ts_us < begin_ || op.ts_us > end_) continue;
       if (op.name.rfind(kAutogradNode, 0) == 0) {
-        nodes_.push_back(&op);
+        nodes_[op.tid].nodes.push_back(&op);
       } else if (op.sequence) {
         if (const LayerRange* r = innermost(ranges_, op.tid, op.ts_us))
           forward_of_sequence_.emplace(*op.sequence, r);
       }
     }
+    for (auto& [tid, index] : nodes_) index.nest();
     // A CPU op that made no autograd node (a device->host copy) can carry the sequence number of the next
     // one: a number an op inside a layer range holds stays that op's.
     for (const CpuOp& op : trace.cpu_ops) {
@@ -170,11 +209,8 @@ class Attributor {
   OpCall* owner(const HostCall& call) {
     if (const LayerRange* r = innermost(ranges_, call.tid, call.ts_us))
       return &op_call(r->layer, r->op, false);
-    const CpuOp* node = nullptr;
-    for (const CpuOp* n : nodes_) {
-      if (n->tid != call.tid || call.ts_us < n->ts_us || call.ts_us > n->ts_us + n->dur_us) continue;
-      if (n->sequence && (node == nullptr || n->dur_us < node->dur_us)) node = n;
-    }
+    auto nodes = nodes_.find(call.tid);
+    const CpuOp* node = nodes == nodes_.end() ? nullptr : nodes->second.innermost_with_sequence(call.ts_us);
     if (node == nullptr) {
       const LayerRange* gap = innermost(gaps_, call.tid, call.ts_us);
       return gap != nullptr ? &op_call(gap->layer, gap->op, false) : nullptr;
@@ -228,9 +264,9 @@ class Attributor {
   std::optional<double> forward_begin_, forward_end_;  // the step's moesim.forward range
   std::int64_t main_tid_ = -1;
   std::vector<LayerRange> ranges_;
-  std::deque<Range> gap_ranges_;  // stable addresses for gaps_
-  std::vector<LayerRange> gaps_;  // the forward's stretches outside every top-level layer range
-  std::vector<const CpuOp*> nodes_;
+  std::deque<Range> gap_ranges_;             // stable addresses for gaps_
+  std::vector<LayerRange> gaps_;             // the forward's stretches outside every top-level layer range
+  std::map<std::int64_t, NodeIndex> nodes_;  // autograd nodes per thread
   std::map<std::int64_t, const LayerRange*> forward_of_sequence_;
   std::map<std::int64_t, const GpuEvent*> gpu_by_correlation_;
   std::map<std::int64_t, const CpuOp*> cpu_by_external_;
