@@ -49,13 +49,12 @@ def intervals(timeline):
     """(op, 'from -> to') -> microseconds, summed over layers, for the intervals inside the EP ops' ranges."""
     out, inside = {}, None
     for (event, ns), (next_event, next_ns) in zip(timeline, timeline[1:]):
-        m = RANGE.match(event)
-        if m and m.group(2) == ">":
+        if event.endswith(">") and (m := RANGE.match(event)):
             inside = m.group(1)
         if inside in EP_OPS:
             key = (inside, f"{label(event)} -> {label(next_event)}")
             out[key] = out.get(key, 0.0) + (next_ns - ns) / 1e3
-        if RANGE.match(next_event) and next_event.endswith("<"):
+        if next_event.endswith("<"):
             inside = None
     return out
 

@@ -68,19 +68,13 @@ StackShape read_shape(JsonObject shape) {
   return s;
 }
 
-double median_of(JsonObject& rank, const std::string& key) {
-  std::vector<double> values = rank.number_array(key);
-  if (values.empty()) rank.fail(key, "holds no times");
-  for (double v : values)
-    if (!(v >= 0)) rank.fail(key, "must hold times >= 0 (ms)");
-  return median(values);
-}
-
-double positive_median_of(JsonObject& rank, const std::string& key) {
+// The median of rank's array `key`: times >= 0 (ms), or with `positive` microseconds > 0.
+double median_of(JsonObject& rank, const std::string& key, bool positive = false) {
   std::vector<double> values = rank.number_array(key);
   if (values.empty()) rank.fail(key, "holds no values");
   for (double v : values)
-    if (!(v > 0)) rank.fail(key, "must hold microseconds > 0");
+    if (positive ? !(v > 0) : !(v >= 0))
+      rank.fail(key, positive ? "must hold microseconds > 0" : "must hold times >= 0 (ms)");
   return median(values);
 }
 
@@ -143,8 +137,11 @@ TorchStackRecord torch_stack_record_from_json(const nlohmann::json& document, co
   r.gpu_ms_p50 = median_of(rank0, "gpu_ms");
   if (rank0.has("host_probe_us")) {
     double sum = 0;
-    for (JsonObject& rank : ranks) sum += positive_median_of(rank, "host_probe_us");
-    r.host_probe_us_rank0 = positive_median_of(rank0, "host_probe_us");
+    for (JsonObject& rank : ranks) {
+      const double probe = median_of(rank, "host_probe_us", true);
+      if (&rank == &rank0) r.host_probe_us_rank0 = probe;
+      sum += probe;
+    }
     r.host_probe_us_mean = sum / static_cast<double>(ranks.size());
   }
   // A CPU run records no GPU (null).
