@@ -234,15 +234,16 @@ def main():
     layer = layer_case_costs(device, sync)
     probes.append(probe())
     unit = "launch" if all(r["per_layer"].get("forward_per_launch") for r in results.values()) else "aten_op"
+    modes = ("forward", "backward", "no_grad")
     for name, r in results.items():
         deep = r[f"layers_{depths[1]}"]
+        whole = "/".join(f"{deep[f'{m}_per_{unit}']['p50']:.2f}" for m in modes)
+        layer_cost = "/".join(f"{r['per_layer'][f'{m}_per_{unit}']:.2f}" for m in modes)
         print(f"{name:14s} at {depths[1]} layers: launches {deep['launches']['forward']}/{deep['launches']['backward']}"
               f" forward/backward, aten ops {deep['aten_ops']['forward']}/{deep['aten_ops']['backward']}; whole call us "
-              f"per {unit} " + "/".join(f"{deep[f'{m}_per_{unit}']['p50']:.2f}" for m in ("forward", "backward",
-                                                                                         "no_grad")) +
-              f"; a layer's, per {unit}: " + "/".join(f"{r['per_layer'][f'{m}_per_{unit}']:.2f}" for m in
-                                                     ("forward", "backward", "no_grad")))
-    print(f"layer cases (warm): forward {layer['forward_per_op']:.2f} us per op, backward {layer['backward_per_op']:.2f}")
+              f"per {unit} {whole}; a layer's, per {unit}: {layer_cost}")
+    print(f"layer cases (warm): forward {layer['forward_per_op']:.2f} us per op, "
+          f"backward {layer['backward_per_op']:.2f}")
     print(f"host probe {statistics.median(probes):.2f} us per op (median of {len(probes)}, range "
           f"{min(probes):.2f}-{max(probes):.2f})")
     record = record_header("moesim-torch-framework-context", device=args.device, dtype=args.dtype,
