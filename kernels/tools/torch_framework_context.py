@@ -239,9 +239,9 @@ def main():
         deep = r[f"layers_{depths[1]}"]
         whole = "/".join(f"{deep[f'{m}_per_{unit}']['p50']:.2f}" for m in modes)
         layer_cost = "/".join(f"{r['per_layer'][f'{m}_per_{unit}']:.2f}" for m in modes)
-        print(f"{name:14s} at {depths[1]} layers: launches {deep['launches']['forward']}/{deep['launches']['backward']}"
-              f" forward/backward, aten ops {deep['aten_ops']['forward']}/{deep['aten_ops']['backward']}; whole call us "
-              f"per {unit} {whole}; a layer's, per {unit}: {layer_cost}")
+        counts = {k: f"{deep[k]['forward']}/{deep[k]['backward']}" for k in ("launches", "aten_ops")}
+        print(f"{name:14s} at {depths[1]} layers: launches {counts['launches']} forward/backward, aten ops "
+              f"{counts['aten_ops']}; whole call us per {unit} {whole}; a layer's, per {unit}: {layer_cost}")
     print(f"layer cases (warm): forward {layer['forward_per_op']:.2f} us per op, "
           f"backward {layer['backward_per_op']:.2f}")
     print(f"host probe {statistics.median(probes):.2f} us per op (median of {len(probes)}, range "
