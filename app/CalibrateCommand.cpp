@@ -3,6 +3,7 @@
 #include <nlohmann/json.hpp>
 
 #include "Commands.hpp"
+#include "FlagChecks.hpp"
 #include "moesim/calibrate/BenchResults.hpp"
 #include "moesim/calibrate/Calibrator.hpp"
 #include "moesim/calibrate/ImplementationLearner.hpp"
@@ -110,11 +111,17 @@ void add_calibrate(CLI::App& app, Action& action) {
          "--untraced-issue-ms", o->traced.issue_ms,
          "With --impl-out: the traced step's host issue time without the profiler (ms), to take the "
          "profiler's overhead out of the trace's host times (a run record beside the trace gives it)")
-      ->check(CLI::Range(1e-6, 1e9));
+      ->check(finite_in(1e-6, 1e9));
   sub->add_option("--untraced-forward-ms", o->traced.forward_issue_ms,
                   "... and its forward's (ms): the overhead then comes out per pass (the trace needs a "
                   "moesim.forward range)")
-      ->check(CLI::Range(1e-6, 1e9));
+      ->check(finite_in(1e-6, 1e9));
+  sub->add_option(
+         "--host-probe-us", o->traced.host_probe_us,
+         "With --impl-out: the traced host's probe (python3 -m torch_stacks.host_probe, us per op; a "
+         "run record beside the trace gives it): the profile's host.probe_us, for simulate "
+         "--host-probe on other hosts")
+      ->check(finite_in(1e-3, 1e6));
   sub->callback([o, &action] { action = [o] { return run_calibrate(*o); }; });
 }
 

@@ -503,6 +503,7 @@ TracedStack load_traced_stack(const std::string& trace_file, const TracedRunConf
     s.cpu_model = record->cpu_model;
     s.host_probe_us = record->host_probe_us_rank0;
   }
+  if (given.host_probe_us > 0) s.host_probe_us = given.host_probe_us;
   if (given.issue_ms > 0) s.issue_ms = given.issue_ms;
   if (given.forward_issue_ms > 0) s.forward_issue_ms = given.forward_issue_ms;
   if (given.forward_issue_ms > 0 && s.issue_ms <= 0)

@@ -134,6 +134,13 @@ expect 2 '[-]-tolerance: expected a finite number in \[0, 1000000\], got nan' 10
 expect 2 '[-]-host-probe needs an implementation profile with host.probe_us' 10 "${sim[@]}" --impl grouped --host-probe 12
 expect 2 '[-]-host-probe give --host-speed or --host-probe, not both' 10 "${sim[@]}" --impl grouped --host-probe 12 --host-speed 2
 expect 2 '[-]-host-probe applies only to --measured' 10 validate --published --host-probe
+# calibrate's numbers for a trace without a run record: nan or inf would be dropped as "not given"
+expect 2 '[-]-host-probe-us: expected a finite number in \[0.001, 1000000\], got nan' 10 calibrate --base h100 \
+  --impl-out o_probe.json --torch-trace "$root/tests/calibrate/data/torch-stacks/qwen3-30b-a3b.grouped.ep1.t256.s128.l2.forward.regular.balanced.rank0.trace.json.gz" \
+  --host-probe-us nan
+expect 2 '[-]-untraced-issue-ms: expected a finite number in \[1e-06, 1000000000\], got inf' 10 calibrate --base h100 \
+  --impl-out o_issue.json --torch-trace "$root/tests/calibrate/data/torch-stacks/qwen3-30b-a3b.grouped.ep1.t256.s128.l2.forward.regular.balanced.rank0.trace.json.gz" \
+  --untraced-issue-ms inf
 echo '[[4611686018427387904, 4611686018427387904, 4611686018427387904, 4611686018427387904]]' > wrap_routing.json
 expect 2 'wrap_routing.json: /0/0 = 4611686018427387904: must be an integer in \[0, 2\^32\]' 10 "${sim[@]}" \
   --routing recorded:wrap_routing.json

@@ -29,6 +29,18 @@ TEST(ImplementationLearner, RecordBesideTheTraceGivesTheConfiguration) {
   EXPECT_EQ(load_traced_stack(kTrain, {"", 4, 0, 0}).ep, 4);
 }
 
+TEST(ImplementationLearner, AGivenHostProbeBecomesTheProfiles) {
+  // The committed record predates host probes: without --host-probe-us the profile carries none.
+  EXPECT_EQ(learn_implementation({load_traced_stack(kTrain, {})}, hw::load_profile("h100"), "tiny")
+                .profile.host_probe_us,
+            0);
+  TracedRunConfig given;
+  given.host_probe_us = 7.25;
+  const TracedStack s = load_traced_stack(kTrain, given);
+  EXPECT_EQ(s.host_probe_us, 7.25);
+  EXPECT_EQ(learn_implementation({s}, hw::load_profile("h100"), "tiny").profile.host_probe_us, 7.25);
+}
+
 TEST(ImplementationLearner, LearnsEveryOpOfBothPassesAndTheCollectives) {
   const LearnedImplementation learned =
       learn_implementation({load_traced_stack(kTrain, {})}, hw::load_profile("h100"), "tiny");

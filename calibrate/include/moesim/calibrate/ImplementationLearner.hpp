@@ -67,6 +67,7 @@ struct TracedRunConfig {
   std::int64_t seq = 0;
   double issue_ms = 0;          ///< untraced host time to issue one step (ms)
   double forward_issue_ms = 0;  ///< ... to issue its forward (ms; needs issue_ms)
+  double host_probe_us = 0;     ///< the traced host's probe (us per op; torch_stacks.host_probe)
 };
 
 /**
