@@ -8,15 +8,15 @@ grouped_mm_experts_forward. Both are measured here, one GPU (transformers has no
 
 Balanced routing: a forward pre-hook on each experts module replaces the router's top-k expert ids with the
 forced assignment (the router's kernels all run; the weights stay the router's for its own choice).
-Profiler ranges "moesim.L<layer>.<op>" come from module hooks: attn_norm, attention (the whole attention;
+Profiler ranges "moesim.L<layer>.<op>" come from module hooks (torch_stacks.annotate): attn_norm, attention (the whole attention;
 attn_qkv and attn_out inside it on the projections), mlp_norm, moe (the whole block), gate, routed_experts,
 shared_experts.
 """
 import inspect
 
 import torch
-from torch.profiler import record_function
 
+from .annotate import add_range, layer_parts
 from .layers import TORCH_DTYPES
 from .routing import forced_assignment, layer_seed, parse_routing
 
@@ -60,19 +60,6 @@ def _build(model_type, kwargs, experts, dtype, device):
     return model.to(device=device, dtype=dtype)
 
 
-def _ranges(module, name):
-    """Pushes profiler range `name` around every forward call of module."""
-    def enter(mod, args):
-        mod._moesim_range = record_function(name)
-        mod._moesim_range.__enter__()
-
-    def leave(mod, args, output):
-        mod._moesim_range.__exit__(None, None, None)
-
-    module.register_forward_pre_hook(enter)
-    module.register_forward_hook(leave)
-
-
 def _force_routing(experts_module, assignment):
     """Replaces the expert ids of transformers 5.x's experts call forward(hidden_states, top_k_index, weights)."""
     names = list(inspect.signature(experts_module.forward).parameters)
@@ -88,23 +75,15 @@ def _force_routing(experts_module, assignment):
 
 
 def _instrument(layer, index, assignment):
-    tag = lambda op: f"moesim.L{index}.{op}"  # noqa: E731
-    _ranges(layer.input_layernorm, tag("attn_norm"))
-    _ranges(layer.self_attn, tag("attention"))
-    for child_name, child in layer.self_attn.named_children():
-        if child_name == "o_proj":
-            _ranges(child, tag("attn_out"))
-        elif child_name.endswith("_proj") or child_name.endswith("_mqa"):
-            _ranges(child, tag("attn_qkv"))
-    _ranges(layer.post_attention_layernorm, tag("mlp_norm"))
-    moe = next(m for m in layer.children() if hasattr(m, "experts"))
-    _ranges(moe, tag("moe"))
-    _ranges(moe.gate, tag("gate"))
-    _ranges(moe.experts, tag("routed_experts"))
-    if getattr(moe, "shared_experts", None) is not None:
-        _ranges(moe.shared_experts, tag("shared_experts"))
+    parts = layer_parts(layer)
+    for op, module in parts.items():
+        for m in module if isinstance(module, list) else [module]:
+            add_range(m, f"moesim.L{index}.{op}")
     if assignment is not None:
-        _force_routing(moe.experts, assignment)
+        if isinstance(parts["routed_experts"], list):
+            raise ValueError(f"{type(layer).__name__}: experts as a ModuleList (transformers 4.x): forcing the routing "
+                             "needs transformers 5's experts module")
+        _force_routing(parts["routed_experts"], assignment)
 
 
 def hf_builder(cfg, shape, ctx):
@@ -122,7 +101,7 @@ def hf_builder(cfg, shape, ctx):
         _instrument(layer, i, a.to(ctx.device) if a is not None else None)
     # The model's own ops before the first layer need no range (moesim reads them as model_inputs); the final
     # norm gets one so that the last layer's residual add, which runs just before it, stays the layer's.
-    _ranges(model.norm, f"moesim.L{len(model.layers) - 1}.final_norm")
+    add_range(model.norm, f"moesim.L{len(model.layers) - 1}.final_norm")
     batch = cfg.tokens // cfg.seq
 
     def forward(x):

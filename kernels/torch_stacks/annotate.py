@@ -1,0 +1,184 @@
+"""Profiler ranges on your own MoE model, so that `moesim calibrate --torch-trace` can learn its implementation
+profile from a trace of it.
+
+moesim attributes each traced kernel to an op of its layer DAG by the `moesim.L<layer>.<op>` record_function
+range that holds its launch (kernels/torch_stacks/README.md, "Traces"). `annotate(model)` adds those ranges with
+module hooks, finding each decoder layer's parts by the names that Hugging Face transformers, GPT-2-style and
+Megatron-style models give them; `names=` maps what it does not know. Forward only: backward kernels find their
+op through autograd. Then `profile_step` times the step without the profiler and traces it once:
+
+    from torch_stacks.annotate import annotate, profile_step
+    annotate(model)                                  # or annotate(model, names={"moe": "mixer"})
+    r = profile_step(lambda: model(inputs_embeds=x).last_hidden_state, backward=lambda out: out.sum().backward(),
+                     trace="mine.trace.json.gz")
+    print(r["calibrate_flags"])   # --untraced-issue-ms A --untraced-forward-ms B for moesim calibrate
+
+A part it cannot find raises ValueError naming the layer's class and its children, so you can pass `names`.
+"""
+import gzip
+import json
+import os
+import statistics
+import tempfile
+import time
+
+import torch
+from torch.profiler import ProfilerActivity, profile, record_function
+
+# Where decoder layers live (dotted attribute paths), and each part's usual names, first match wins.
+LAYER_LISTS = ("model.layers", "layers", "model.decoder.layers", "decoder.layers", "transformer.h", "h",
+               "transformer.layers", "transformer.blocks", "blocks")
+PARTS = {
+    "attn_norm": ("input_layernorm", "ln_1", "attention_norm", "attn_norm", "norm1", "pre_attention_layernorm",
+                  "ln_attn", "self_attn_layer_norm"),
+    "attention": ("self_attn", "attn", "attention", "self_attention"),
+    "mlp_norm": ("post_attention_layernorm", "ln_2", "ffn_norm", "mlp_norm", "norm2", "pre_mlp_layernorm",
+                 "pre_feedforward_layernorm", "final_layer_norm"),
+    "mlp": ("mlp", "block_sparse_moe", "feed_forward", "moe", "ffn", "sparse_moe"),
+}
+MOE_PARTS = {"gate": ("gate", "router", "gating"), "routed_experts": ("experts",),
+             "shared_experts": ("shared_experts", "shared_expert", "shared_mlp")}
+OUT_PROJECTIONS = ("o_proj", "out_proj", "c_proj", "dense", "wo")
+FINAL_NORMS = ("model.norm", "norm", "model.final_layernorm", "final_layernorm", "model.decoder.final_layer_norm",
+               "transformer.ln_f", "ln_f")
+
+
+def _path(module, dotted):
+    for name in dotted.split("."):
+        module = getattr(module, name, None)
+        if not isinstance(module, torch.nn.Module):
+            return None
+    return module
+
+
+def _first(module, names):
+    return next((m for m in (_path(module, n) for n in names) if m is not None), None)
+
+
+def _is_linear(module):
+    # nn.Linear and its framework kin (transformers' Conv1D, Megatron's and TE's parallel linears)
+    name = type(module).__name__
+    return isinstance(module, torch.nn.Linear) or name == "Conv1D" or name.endswith("Linear")
+
+
+def add_range(module, name):
+    """Pushes profiler range `name` around every forward call of module; returns the hooks' handles."""
+    def enter(mod, args):
+        mod._moesim_ranges = getattr(mod, "_moesim_ranges", [])
+        mod._moesim_ranges.append(record_function(name))
+        mod._moesim_ranges[-1].__enter__()
+
+    def leave(mod, args, output):
+        mod._moesim_ranges.pop().__exit__(None, None, None)
+
+    return [module.register_forward_pre_hook(enter), module.register_forward_hook(leave)]
+
+
+def layer_parts(layer, names=None):
+    """moesim op -> module of one decoder layer: attn_norm, attention, attn_qkv (a list), attn_out, mlp_norm, and
+    moe with gate, routed_experts, shared_experts (where the MLP has experts) or dense_ffn (where it has none).
+    `names` (op -> dotted path inside the layer) overrides the usual names."""
+    names = names or {}
+    found = {}
+    for op, candidates in PARTS.items():
+        found[op] = _path(layer, names[op]) if op in names else _first(layer, candidates)
+    missing = [op for op in ("attention", "mlp") if found[op] is None]
+    if missing:
+        children = ", ".join(n for n, _ in layer.named_children())
+        raise ValueError(f"annotate: {type(layer).__name__} has no {' or '.join(missing)} module among its children "
+                         f"({children}); pass names={{'{missing[0]}': 'CHILD'}}")
+    attention, mlp = found.pop("attention"), found.pop("mlp")
+    parts = {op: m for op, m in found.items() if m is not None}
+    parts["attention"] = attention
+    out = _path(attention, names["attn_out"]) if "attn_out" in names else _first(attention, OUT_PROJECTIONS)
+    if out is not None:
+        parts["attn_out"] = out
+    parts["attn_qkv"] = [m for n, m in attention.named_children() if _is_linear(m) and m is not out]
+    experts = _path(mlp, names["routed_experts"]) if "routed_experts" in names else _first(mlp, MOE_PARTS["routed_experts"])
+    if experts is None:
+        parts["dense_ffn"] = mlp
+        return parts
+    # Experts kept as a ModuleList (transformers 4.x, many hand-written stacks) are called one by one: each gets
+    # the range, and the loop's own indexing between the calls stays in `moe`'s remainder (read as unpermute).
+    listed = isinstance(experts, (torch.nn.ModuleList, torch.nn.ModuleDict))
+    parts["moe"], parts["routed_experts"] = mlp, list(experts.children()) if listed else experts
+    for op in ("gate", "shared_experts"):
+        m = _path(mlp, names[op]) if op in names else _first(mlp, MOE_PARTS[op])
+        if m is not None:
+            parts[op] = m
+    return parts
+
+
+def annotate(model, layers=None, names=None, final_norm=None):
+    """Adds the `moesim.L<i>.<op>` ranges to every decoder layer of model (the ModuleList at dotted path `layers`,
+    else the first of LAYER_LISTS) and `final_norm` to its final norm. Returns the hooks' handles (`.remove()`)."""
+    stack = _path(model, layers) if layers else _first(model, LAYER_LISTS)
+    if not isinstance(stack, torch.nn.ModuleList):
+        raise ValueError(f"annotate: no list of decoder layers in {type(model).__name__} "
+                         f"(looked for {', '.join(LAYER_LISTS)}); pass layers='PATH'")
+    handles = []
+    for i, layer in enumerate(stack):
+        for op, module in layer_parts(layer, names).items():
+            for m in (module if isinstance(module, list) else [module]):
+                handles += add_range(m, f"moesim.L{i}.{op}")
+    norm = _path(model, final_norm) if final_norm else _first(model, FINAL_NORMS)
+    if norm is not None and norm not in list(stack.modules()):
+        # the last layer's residual add runs just before it: the range keeps that add the layer's
+        handles += add_range(norm, f"moesim.L{len(stack) - 1}.final_norm")
+    return handles
+
+
+def _sync():
+    if torch.cuda.is_available():
+        torch.cuda.synchronize()
+
+
+def _timed_step(forward, backward):
+    _sync()
+    start = time.perf_counter()
+    out = forward()
+    forward_end = time.perf_counter()
+    if backward is not None:
+        backward(out)
+    end = time.perf_counter()
+    _sync()
+    return (end - start) * 1e3, (forward_end - start) * 1e3
+
+
+def profile_step(forward, backward=None, trace="step.trace.json.gz", warmup=3, iters=10):
+    """Times `iters` steps without the profiler (host time to issue the step and its forward: medians), then
+    traces one step inside the `moesim.step`/`moesim.forward`/`moesim.backward` ranges to `trace` (gzip'd
+    Chrome-trace JSON). forward() returns what backward(out) differentiates; no backward: an inference step."""
+    for _ in range(warmup):
+        _timed_step(forward, backward)
+    issue, forward_issue = zip(*(_timed_step(forward, backward) for _ in range(iters)))
+    activities = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if torch.cuda.is_available() else [])
+    _sync()
+    with profile(activities=activities, record_shapes=True) as prof:
+        with record_function("moesim.step"):
+            with record_function("moesim.forward"):
+                out = forward()
+            if backward is not None:
+                with record_function("moesim.backward"):
+                    backward(out)
+        _sync()
+    with tempfile.TemporaryDirectory() as tmp:
+        plain = os.path.join(tmp, "trace.json")
+        prof.export_chrome_trace(plain)
+        with open(plain, "rb") as src, gzip.open(trace, "wb") as dst:
+            dst.write(src.read())
+    result = {"trace": trace, "untraced_issue_ms": statistics.median(issue),
+              "untraced_forward_ms": statistics.median(forward_issue), "iters": iters}
+    result["calibrate_flags"] = (f"--untraced-issue-ms {result['untraced_issue_ms']:.3f} "
+                                 f"--untraced-forward-ms {result['untraced_forward_ms']:.3f}")
+    return result
+
+
+def ranges_in(trace):
+    """The moesim range names of a trace written by profile_step, host side (for checks). Kineto's traces tag them
+    `user_annotation`; a torch without Kineto (Debian's CPU build) writes a bare list of events."""
+    with gzip.open(trace, "rt") as f:
+        data = json.load(f)
+    if isinstance(data, list):
+        return [e["name"] for e in data if e.get("ph") == "X" and e.get("name", "").startswith("moesim.")]
+    return [e["name"] for e in data["traceEvents"] if e.get("cat") == "user_annotation"]
