@@ -1,0 +1,129 @@
+#!/usr/bin/env python3
+"""Trace and time a transformers MoE model as a user would their own: ranges from torch_stacks.annotate, one traced
+configuration for `moesim calibrate --torch-trace`, and untraced step times at other configurations to check what
+the learned profile predicts. Random weights from a config (nothing is downloaded); the router routes as its random
+weights say (moesim's `--routing uniform` is the nearest).
+
+    python3 kernels/tools/trace_transformers_model.py --model-type olmoe \\
+        --config '{"hidden_size": 2048, "intermediate_size": 1024, "num_attention_heads": 16, "num_experts": 64,
+                   "num_experts_per_tok": 8}' --trace 2048:2:train --time 4096:2:train,2048:4:forward --out DIR
+
+writes DIR/trace.json.gz (the traced step), DIR/run.json (the flags for calibrate, every timing with the host probe
+after each of its steps).
+A configuration is TOKENS:LAYERS:PHASE (phase forward or train), one sequence of --seq tokens per TOKENS/--seq.
+"""
+import argparse
+import json
+import os
+import statistics
+import sys
+import time
+
+import torch
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from torch_stacks.annotate import annotate, profile_step  # noqa: E402 (kernels/ on the path first)
+from torch_stacks.host_probe import make_probe  # noqa: E402
+
+
+def parse_config(text, seq):
+    tokens, layers, phase = text.split(":")
+    if phase not in ("forward", "train") or int(tokens) % seq or int(layers) < 1:
+        sys.exit(f"trace_transformers_model: {text}: want TOKENS:LAYERS:PHASE, TOKENS a multiple of --seq {seq}, "
+                 "LAYERS at least 1, PHASE forward or train")
+    return int(tokens), int(layers), phase
+
+
+def build(args, layers):
+    from transformers import AutoConfig, AutoModel
+    kwargs = dict(json.loads(args.config), num_hidden_layers=layers, max_position_embeddings=args.seq)
+    config = AutoConfig.for_model(args.model_type, **kwargs)
+    options = {"experts_implementation": args.experts} if args.experts else {}
+    model = AutoModel.from_config(config, attn_implementation="sdpa", dtype=torch.bfloat16, **options)
+    model = model.to("cuda").train()
+    annotate(model)
+    return model, config
+
+
+def step_fns(model, config, tokens, seq, phase):
+    x = torch.randn(tokens // seq, seq, config.hidden_size, device="cuda", dtype=torch.bfloat16)
+    grad = torch.randn_like(x)
+
+    def forward():  # moesim's phases: forward is a training forward (autograd recording), train adds backward
+        return model(inputs_embeds=x, use_cache=False).last_hidden_state
+    def backward(out):
+        out.backward(grad)
+        # as a training step ends (optimizer.zero_grad(set_to_none=True)): else the next backward adds into every
+        # parameter's .grad, kernels no layer op launches
+        model.zero_grad(set_to_none=True)
+    return forward, backward if phase == "train" else None
+
+
+def time_steps(forward, backward, iters, probe, warmup=3):
+    """Per step: wall time from an idle GPU to its end, host time to issue it, and its forward's issue (ms); the
+    host probe after each step, outside its timing (as torch_stacks' records take it)."""
+    samples, probes = [], []
+    for i in range(warmup + iters):
+        torch.cuda.synchronize()
+        start = time.perf_counter()
+        out = forward()
+        forward_end = time.perf_counter()
+        if backward is not None:
+            backward(out)
+        issued = time.perf_counter()
+        torch.cuda.synchronize()
+        end = time.perf_counter()
+        if i >= warmup:
+            samples.append(((end - start) * 1e3, (issued - start) * 1e3, (forward_end - start) * 1e3))
+            probes.append(probe())
+    step, issue, forward_issue = zip(*samples)
+    return {"step_ms": {"p50": statistics.median(step), "min": min(step), "max": max(step)},
+            "issue_ms": statistics.median(issue), "forward_issue_ms": statistics.median(forward_issue),
+            "host_probe_us": statistics.median(probes), "iters": iters}
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--model-type", required=True, help="transformers model type, e.g. olmoe, qwen2_moe")
+    parser.add_argument("--config", default="{}", help="JSON of config arguments (sizes, experts)")
+    parser.add_argument("--experts", default=None, help="experts_implementation (default: transformers')")
+    parser.add_argument("--seq", type=int, default=2048)
+    parser.add_argument("--trace", required=True, help="the traced configuration TOKENS:LAYERS:PHASE")
+    parser.add_argument("--time", default="", help="more configurations to time, comma-separated")
+    parser.add_argument("--iters", type=int, default=10)
+    parser.add_argument("--out", required=True)
+    args = parser.parse_args()
+    os.makedirs(args.out, exist_ok=True)
+    probe = make_probe(torch.device("cuda"))
+    probes = [probe() for _ in range(10)]
+    traced = parse_config(args.trace, args.seq)
+    configs = [traced] + [parse_config(c, args.seq) for c in args.time.split(",") if c]
+    models, timings = {}, []
+    for tokens, layers, phase in configs:
+        if layers not in models:
+            models[layers] = build(args, layers)
+        model, config = models[layers]
+        forward, backward = step_fns(model, config, tokens, args.seq, phase)
+        timing = time_steps(forward, backward, args.iters, probe)
+        timings.append(dict(tokens=tokens, layers=layers, phase=phase, **timing))
+        print(f"T {tokens} L {layers} {phase}: step {timing['step_ms']['p50']:.3f} ms (issue {timing['issue_ms']:.3f})")
+        if (tokens, layers, phase) == traced:
+            traced_run = profile_step(forward, backward, trace=os.path.join(args.out, "trace.json.gz"),
+                                      iters=args.iters)
+            traced_run["host_probe_us"] = timing["host_probe_us"]
+            print(f"traced: moesim calibrate ... --tokens {tokens} --seq {args.seq} {traced_run['calibrate_flags']} "
+                  f"--host-probe-us {traced_run['host_probe_us']:.2f}")
+    model, config = models[traced[1]]
+    run = {"tool": "moesim-trace-transformers-model", "model_type": args.model_type, "config": json.loads(args.config),
+           "experts_implementation": getattr(config, "_experts_implementation", None), "seq": args.seq,
+           "gpu": torch.cuda.get_device_name(), "torch": torch.__version__,
+           "transformers": __import__("transformers").__version__,
+           "date_utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+           "host_probe_us": {"median": statistics.median(probes), "samples": probes},
+           "traced": dict(tokens=traced[0], layers=traced[1], phase=traced[2], **traced_run), "timings": timings}
+    with open(os.path.join(args.out, "run.json"), "w") as f:
+        json.dump(run, f, indent=1)
+
+
+if __name__ == "__main__":
+    main()
