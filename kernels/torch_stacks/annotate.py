@@ -38,9 +38,9 @@ PARTS = {
 }
 MOE_PARTS = {"gate": ("gate", "router", "gating"), "routed_experts": ("experts",),
              "shared_experts": ("shared_experts", "shared_expert", "shared_mlp")}
-OUT_PROJECTIONS = ("o_proj", "out_proj", "c_proj", "dense", "wo")
+OUT_PROJECTIONS = ("o_proj", "out_proj", "c_proj", "dense", "wo", "linear_proj")
 FINAL_NORMS = ("model.norm", "norm", "model.final_layernorm", "final_layernorm", "model.decoder.final_layer_norm",
-               "transformer.ln_f", "ln_f")
+               "decoder.final_layernorm", "transformer.ln_f", "ln_f")
 
 
 def _path(module, dotted):
@@ -53,6 +53,11 @@ def _path(module, dotted):
 
 def _first(module, names):
     return next((m for m in (_path(module, n) for n in names) if m is not None), None)
+
+
+def _part(module, names, op, candidates):
+    """Op's module inside `module`: the path `names` gives it, else the first of its usual names there."""
+    return _path(module, names[op]) if op in names else _first(module, candidates)
 
 
 def _is_linear(module):
@@ -81,7 +86,7 @@ def layer_parts(layer, names=None):
     names = names or {}
     found = {}
     for op, candidates in PARTS.items():
-        found[op] = _path(layer, names[op]) if op in names else _first(layer, candidates)
+        found[op] = _part(layer, names, op, candidates)
     missing = [op for op in ("attention", "mlp") if found[op] is None]
     if missing:
         children = ", ".join(n for n, _ in layer.named_children())
@@ -90,11 +95,11 @@ def layer_parts(layer, names=None):
     attention, mlp = found.pop("attention"), found.pop("mlp")
     parts = {op: m for op, m in found.items() if m is not None}
     parts["attention"] = attention
-    out = _path(attention, names["attn_out"]) if "attn_out" in names else _first(attention, OUT_PROJECTIONS)
+    out = _part(attention, names, "attn_out", OUT_PROJECTIONS)
     if out is not None:
         parts["attn_out"] = out
     parts["attn_qkv"] = [m for n, m in attention.named_children() if _is_linear(m) and m is not out]
-    experts = _path(mlp, names["routed_experts"]) if "routed_experts" in names else _first(mlp, MOE_PARTS["routed_experts"])
+    experts = _part(mlp, names, "routed_experts", MOE_PARTS["routed_experts"])
     if experts is None:
         parts["dense_ffn"] = mlp
         return parts
@@ -103,7 +108,7 @@ def layer_parts(layer, names=None):
     listed = isinstance(experts, (torch.nn.ModuleList, torch.nn.ModuleDict))
     parts["moe"], parts["routed_experts"] = mlp, list(experts.children()) if listed else experts
     for op in ("gate", "shared_experts"):
-        m = _path(mlp, names[op]) if op in names else _first(mlp, MOE_PARTS[op])
+        m = _part(mlp, names, op, MOE_PARTS[op])
         if m is not None:
             parts[op] = m
     return parts

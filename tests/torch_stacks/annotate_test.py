@@ -130,6 +130,42 @@ class Gpt2Model(torch.nn.Module):
         return self.transformer.ln_f(self.transformer.h[0](x))
 
 
+class ColumnParallelLinear(torch.nn.Linear):
+    """Named as Megatron-core's projection classes are (TE's end in Linear too)."""
+
+
+class MegatronLayer(torch.nn.Module):
+    """Megatron-core's TransformerLayer names: self_attention.{linear_qkv, core_attention, linear_proj},
+    pre_mlp_layernorm, mlp (MoELayer) with router and experts."""
+
+    def __init__(self):
+        super().__init__()
+        self.input_layernorm, self.pre_mlp_layernorm = Norm(), Norm()
+        self.self_attention = torch.nn.Module()
+        self.self_attention.linear_qkv = ColumnParallelLinear(W, 3 * W)
+        self.self_attention.linear_proj = ColumnParallelLinear(W, W)
+        attention = self.self_attention
+        attention.forward = lambda x: attention.linear_proj(attention.linear_qkv(x)[:, :W])
+        self.mlp = torch.nn.Module()
+        self.mlp.router, self.mlp.experts = torch.nn.Linear(W, 4), Experts()
+        self.mlp.forward = lambda x: self.mlp.experts(x, self.mlp.router(x).argmax(-1))
+
+    def forward(self, x):
+        x = x + self.self_attention(self.input_layernorm(x))
+        return x + self.mlp(self.pre_mlp_layernorm(x))
+
+
+class MegatronModel(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.decoder = torch.nn.Module()
+        self.decoder.layers = torch.nn.ModuleList([MegatronLayer()])
+        self.decoder.final_layernorm = Norm()
+
+    def forward(self, x):
+        return self.decoder.final_layernorm(self.decoder.layers[0](x))
+
+
 def traced_ranges(model, backward=True):
     x = torch.randn(16, W)
     with tempfile.TemporaryDirectory() as tmp:
@@ -160,7 +196,8 @@ class AnnotateTest(unittest.TestCase):
         self.assertEqual(ranges, expected)
         self.assertGreater(result["untraced_forward_ms"], 0)
         self.assertGreater(result["untraced_issue_ms"], result["untraced_forward_ms"])
-        self.assertRegex(result["calibrate_flags"], r"^--untraced-issue-ms \d+\.\d{3} --untraced-forward-ms \d+\.\d{3}$")
+        self.assertRegex(result["calibrate_flags"],
+                         r"^--untraced-issue-ms \d+\.\d{3} --untraced-forward-ms \d+\.\d{3}$")
 
     def test_gpt2_layout_is_a_dense_layer(self):
         model = Gpt2Model()
@@ -169,6 +206,14 @@ class AnnotateTest(unittest.TestCase):
         self.assertEqual(set(ranges), {"moesim.step", "moesim.forward", "moesim.L0.attn_norm", "moesim.L0.attention",
                                        "moesim.L0.attn_qkv", "moesim.L0.attn_out", "moesim.L0.mlp_norm",
                                        "moesim.L0.dense_ffn", "moesim.L0.final_norm"})
+
+    def test_megatron_layout(self):
+        model = MegatronModel()
+        annotate(model)
+        _, ranges = traced_ranges(model, backward=False)
+        self.assertEqual(set(ranges), {"moesim.step", "moesim.forward"} | {
+            f"moesim.L0.{op}" for op in ("attn_norm", "attention", "attn_qkv", "attn_out", "mlp_norm", "moe", "gate",
+                                        "routed_experts", "final_norm")})
 
     def test_an_unknown_part_is_named_and_can_be_mapped(self):
         model = MoeModel(layers=1)
