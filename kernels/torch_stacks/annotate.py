@@ -57,7 +57,12 @@ def _first(module, names):
 
 def _part(module, names, op, candidates):
     """Op's module inside `module`: the path `names` gives it, else the first of its usual names there."""
-    return _path(module, names[op]) if op in names else _first(module, candidates)
+    if op not in names:
+        return _first(module, candidates)
+    found = _path(module, names[op])
+    if found is None:
+        raise ValueError(f"annotate: names['{op}'] = '{names[op]}': no such module in {type(module).__name__}")
+    return found
 
 
 def _is_linear(module):

@@ -224,6 +224,8 @@ class AnnotateTest(unittest.TestCase):
         with self.assertRaisesRegex(ValueError, r"DecoderLayer has no attention module among its children "
                                                 r"\(input_layernorm, post_attention_layernorm, mlp, mixer\)"):
             annotate(model)
+        with self.assertRaisesRegex(ValueError, r"names\['attention'\] = 'mixr': no such module in DecoderLayer"):
+            annotate(model, names={"attention": "mixr"})
         handles = annotate(model, names={"attention": "mixer"})
         _, ranges = traced_ranges(model, backward=False)
         self.assertEqual(ranges["moesim.L0.attention"], 1)
