@@ -126,9 +126,10 @@ def annotate(model, layers=None, names=None, final_norm=None):
     if not isinstance(stack, torch.nn.ModuleList):
         raise ValueError(f"annotate: no list of decoder layers in {type(model).__name__} "
                          f"(looked for {', '.join(LAYER_LISTS)}); pass layers='PATH'")
+    every_layer = [layer_parts(layer, names) for layer in stack]  # all found before any hook: an error adds none
     handles = []
-    for i, layer in enumerate(stack):
-        for op, module in layer_parts(layer, names).items():
+    for i, parts in enumerate(every_layer):
+        for op, module in parts.items():
             for m in (module if isinstance(module, list) else [module]):
                 handles += add_range(m, f"moesim.L{i}.{op}")
     norm = _path(model, final_norm) if final_norm else _first(model, FINAL_NORMS)
