@@ -110,9 +110,7 @@ def main():
         if (tokens, layers, phase) == traced:
             traced_run = profile_step(forward, backward, trace=os.path.join(args.out, "trace.json.gz"),
                                       iters=args.iters)
-            traced_run["host_probe_us"] = timing["host_probe_us"]
-            print(f"traced: moesim calibrate ... --tokens {tokens} --seq {args.seq} {traced_run['calibrate_flags']} "
-                  f"--host-probe-us {traced_run['host_probe_us']:.2f}")
+            print(f"traced: moesim calibrate ... --tokens {tokens} --seq {args.seq} {traced_run['calibrate_flags']}")
     model, config = models[traced[1]]
     run = {"tool": "moesim-trace-transformers-model", "model_type": args.model_type, "config": json.loads(args.config),
            "experts_implementation": getattr(config, "_experts_implementation", None), "seq": args.seq,

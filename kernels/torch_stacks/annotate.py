@@ -11,7 +11,7 @@ op through autograd. Then `profile_step` times the step without the profiler and
     annotate(model)                                  # or annotate(model, names={"moe": "mixer"})
     r = profile_step(lambda: model(inputs_embeds=x).last_hidden_state, backward=lambda out: out.sum().backward(),
                      trace="mine.trace.json.gz")
-    print(r["calibrate_flags"])   # --untraced-issue-ms A --untraced-forward-ms B for moesim calibrate
+    print(r["calibrate_flags"])   # --untraced-issue-ms A --untraced-forward-ms B --host-probe-us P for calibrate
 
 A part it cannot find raises ValueError naming the layer's class and its children, so you can pass `names`.
 """
@@ -24,6 +24,8 @@ import time
 
 import torch
 from torch.profiler import ProfilerActivity, profile, record_function
+
+from .host_probe import make_probe
 
 # Where decoder layers live (dotted attribute paths), and each part's usual names, first match wins.
 LAYER_LISTS = ("model.layers", "layers", "model.decoder.layers", "decoder.layers", "transformer.h", "h",
@@ -157,12 +159,19 @@ def _timed_step(forward, backward):
 
 
 def profile_step(forward, backward=None, trace="step.trace.json.gz", warmup=3, iters=10):
-    """Times `iters` steps without the profiler (host time to issue the step and its forward: medians), then
+    """Times `iters` steps without the profiler (host time to issue the step and its forward: medians; the host
+    probe after each), then
     traces one step inside the `moesim.step`/`moesim.forward`/`moesim.backward` ranges to `trace` (gzip'd
     Chrome-trace JSON). forward() returns what backward(out) differentiates; no backward: an inference step."""
     for _ in range(warmup):
         _timed_step(forward, backward)
-    issue, forward_issue = zip(*(_timed_step(forward, backward) for _ in range(iters)))
+    probe = make_probe(torch.device("cuda" if torch.cuda.is_available() else "cpu"))
+    issue, forward_issue, probes = [], [], []
+    for _ in range(iters):  # the host probe after each step, outside its timing, as torch_stacks' records take it
+        step_ms, forward_ms = _timed_step(forward, backward)
+        issue.append(step_ms)
+        forward_issue.append(forward_ms)
+        probes.append(probe())
     activities = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if torch.cuda.is_available() else [])
     _sync()
     with profile(activities=activities, record_shapes=True) as prof:
@@ -179,9 +188,11 @@ def profile_step(forward, backward=None, trace="step.trace.json.gz", warmup=3, i
         with open(plain, "rb") as src, gzip.open(trace, "wb") as dst:
             dst.write(src.read())
     result = {"trace": trace, "untraced_issue_ms": statistics.median(issue),
-              "untraced_forward_ms": statistics.median(forward_issue), "iters": iters}
+              "untraced_forward_ms": statistics.median(forward_issue), "host_probe_us": statistics.median(probes),
+              "iters": iters}
     result["calibrate_flags"] = (f"--untraced-issue-ms {result['untraced_issue_ms']:.3f} "
-                                 f"--untraced-forward-ms {result['untraced_forward_ms']:.3f}")
+                                 f"--untraced-forward-ms {result['untraced_forward_ms']:.3f} "
+                                 f"--host-probe-us {result['host_probe_us']:.2f}")
     return result
 
 

@@ -197,7 +197,8 @@ class AnnotateTest(unittest.TestCase):
         self.assertGreater(result["untraced_forward_ms"], 0)
         self.assertGreater(result["untraced_issue_ms"], result["untraced_forward_ms"])
         self.assertRegex(result["calibrate_flags"],
-                         r"^--untraced-issue-ms \d+\.\d{3} --untraced-forward-ms \d+\.\d{3}$")
+                         r"^--untraced-issue-ms \d+\.\d{3} --untraced-forward-ms \d+\.\d{3} --host-probe-us \d+\.\d\d$")
+        self.assertGreater(result["host_probe_us"], 0)
 
     def test_gpt2_layout_is_a_dense_layer(self):
         model = Gpt2Model()
