@@ -134,6 +134,11 @@ TEST(OpAttribution, BackwardLaunchesFindTheirForwardOpBySequenceNumber) {
 // (positions, create_causal_mask's checks with one .item(), rotary cos/sin), what runs after the last is the
 // final RMSNorm (with the last layer's residual add before it), and between ranges the residual adds.
 TEST(OpAttribution, TheForwardOutsideLayerRangesIsTheModelsOwnOps) {
+#ifdef MOESIM_SANITIZED
+  // Parsing the 46 MB trace takes 4 s in Release and about 900 s under ASan (CI logs of 2026-11-27): the
+  // attribution itself runs under ASan in the tests of the small traces.
+  GTEST_SKIP() << "runs in the Release suite only";
+#endif
   const AttributedStep s = attribute_step(load_torch_trace(
       std::string(MOESIM_DEVICE_STACKS) +
       "/2026-11-27-nvidia-h200-hf/hf/"
