@@ -9,11 +9,14 @@ op through autograd. Then `profile_step` times the step without the profiler and
 
     from torch_stacks.annotate import annotate, profile_step
     annotate(model)                                  # or annotate(model, names={"moe": "mixer"})
-    r = profile_step(lambda: model(inputs_embeds=x).last_hidden_state, backward=lambda out: out.sum().backward(),
+    r = profile_step(lambda: model(inputs_embeds=x).last_hidden_state, backward=my_backward,  # see below
                      trace="mine.trace.json.gz")
     print(r["calibrate_flags"])   # --untraced-issue-ms A --untraced-forward-ms B --host-probe-us P for calibrate
 
-A part it cannot find raises ValueError naming the layer's class and its children, so you can pass `names`.
+where my_backward(out) runs the backward and clears the gradients as a training step ends
+(`model.zero_grad(set_to_none=True)`): else each step adds into every parameter's .grad, kernels no layer op
+launches (calibrate reports them as unattributed). A part it cannot find raises ValueError naming the layer's class
+and its children, so you can pass `names`.
 """
 import gzip
 import json
