@@ -22,7 +22,7 @@ import time
 import torch
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
-from torch_stacks.annotate import annotate, profile_step  # noqa: E402 (kernels/ on the path first)
+from torch_stacks.annotate import annotate, profile_step, timed_steps  # noqa: E402 (kernels/ on the path first)
 from torch_stacks.host_probe import make_probe  # noqa: E402
 
 
@@ -59,29 +59,6 @@ def step_fns(model, config, tokens, seq, phase):
     return forward, backward if phase == "train" else None
 
 
-def time_steps(forward, backward, iters, probe, warmup=3):
-    """Per step: wall time from an idle GPU to its end, host time to issue it, and its forward's issue (ms); the
-    host probe after each step, outside its timing (as torch_stacks' records take it)."""
-    samples, probes = [], []
-    for i in range(warmup + iters):
-        torch.cuda.synchronize()
-        start = time.perf_counter()
-        out = forward()
-        forward_end = time.perf_counter()
-        if backward is not None:
-            backward(out)
-        issued = time.perf_counter()
-        torch.cuda.synchronize()
-        end = time.perf_counter()
-        if i >= warmup:
-            samples.append(((end - start) * 1e3, (issued - start) * 1e3, (forward_end - start) * 1e3))
-            probes.append(probe())
-    step, issue, forward_issue = zip(*samples)
-    return {"step_ms": {"p50": statistics.median(step), "min": min(step), "max": max(step)},
-            "issue_ms": statistics.median(issue), "forward_issue_ms": statistics.median(forward_issue),
-            "host_probe_us": statistics.median(probes), "iters": iters}
-
-
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--model-type", required=True, help="transformers model type, e.g. olmoe, qwen2_moe")
@@ -104,13 +81,15 @@ def main():
             models[layers] = build(args, layers)
         model, config = models[layers]
         forward, backward = step_fns(model, config, tokens, args.seq, phase)
-        timing = time_steps(forward, backward, args.iters, probe)
-        timings.append(dict(tokens=tokens, layers=layers, phase=phase, **timing))
-        print(f"T {tokens} L {layers} {phase}: step {timing['step_ms']['p50']:.3f} ms (issue {timing['issue_ms']:.3f})")
-        if (tokens, layers, phase) == traced:
+        if (tokens, layers, phase) == traced:  # its untraced steps are timed once, by profile_step
             traced_run = profile_step(forward, backward, trace=os.path.join(args.out, "trace.json.gz"),
                                       iters=args.iters)
+            timing = traced_run.pop("timing")
             print(f"traced: moesim calibrate ... --tokens {tokens} --seq {args.seq} {traced_run['calibrate_flags']}")
+        else:
+            timing = timed_steps(forward, backward, args.iters)
+        timings.append(dict(tokens=tokens, layers=layers, phase=phase, **timing))
+        print(f"T {tokens} L {layers} {phase}: step {timing['step_ms']['p50']:.3f} ms (issue {timing['issue_ms']:.3f})")
     model, config = models[traced[1]]
     run = {"tool": "moesim-trace-transformers-model", "model_type": args.model_type, "config": json.loads(args.config),
            "experts_implementation": getattr(config, "_experts_implementation", None), "seq": args.seq,

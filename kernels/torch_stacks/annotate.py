@@ -150,31 +150,41 @@ def _sync():
 
 
 def _timed_step(forward, backward):
+    """One step from an idle GPU: its wall time to the GPU's end, the host's time to issue it and its forward (ms)."""
     _sync()
     start = time.perf_counter()
     out = forward()
     forward_end = time.perf_counter()
     if backward is not None:
         backward(out)
-    end = time.perf_counter()
+    issued = time.perf_counter()
     _sync()
-    return (end - start) * 1e3, (forward_end - start) * 1e3
+    end = time.perf_counter()
+    return (end - start) * 1e3, (issued - start) * 1e3, (forward_end - start) * 1e3
 
 
-def profile_step(forward, backward=None, trace="step.trace.json.gz", warmup=3, iters=10):
-    """Times `iters` steps without the profiler (host time to issue the step and its forward: medians; the host
-    probe after each), then
-    traces one step inside the `moesim.step`/`moesim.forward`/`moesim.backward` ranges to `trace` (gzip'd
-    Chrome-trace JSON). forward() returns what backward(out) differentiates; no backward: an inference step."""
+def timed_steps(forward, backward=None, iters=10, warmup=3):
+    """`iters` steps after `warmup`, the host probe after each, outside its timing (as torch_stacks' records take
+    it): the step's wall time (p50, min, max), the medians of its issue and its forward's issue (ms), the probe's."""
     for _ in range(warmup):
         _timed_step(forward, backward)
     probe = make_probe(torch.device("cuda" if torch.cuda.is_available() else "cpu"))
-    issue, forward_issue, probes = [], [], []
-    for _ in range(iters):  # the host probe after each step, outside its timing, as torch_stacks' records take it
-        step_ms, forward_ms = _timed_step(forward, backward)
-        issue.append(step_ms)
-        forward_issue.append(forward_ms)
+    samples, probes = [], []
+    for _ in range(iters):
+        samples.append(_timed_step(forward, backward))
         probes.append(probe())
+    step, issue, forward_issue = zip(*samples)
+    return {"step_ms": {"p50": statistics.median(step), "min": min(step), "max": max(step)},
+            "issue_ms": statistics.median(issue), "forward_issue_ms": statistics.median(forward_issue),
+            "host_probe_us": statistics.median(probes), "iters": iters}
+
+
+def profile_step(forward, backward=None, trace="step.trace.json.gz", warmup=3, iters=10):
+    """Times `iters` steps without the profiler (timed_steps), then traces one step inside the
+    `moesim.step`/`moesim.forward`/`moesim.backward` ranges to `trace` (gzip'd Chrome-trace JSON). forward()
+    returns what backward(out) differentiates; no backward: an inference step. The result has the untraced
+    timing (`timing`) and the flags it gives calibrate."""
+    timing = timed_steps(forward, backward, iters, warmup)
     activities = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if torch.cuda.is_available() else [])
     _sync()
     with profile(activities=activities, record_shapes=True) as prof:
@@ -190,9 +200,9 @@ def profile_step(forward, backward=None, trace="step.trace.json.gz", warmup=3, i
         prof.export_chrome_trace(plain)
         with open(plain, "rb") as src, gzip.open(trace, "wb") as dst:
             dst.write(src.read())
-    result = {"trace": trace, "untraced_issue_ms": statistics.median(issue),
-              "untraced_forward_ms": statistics.median(forward_issue), "host_probe_us": statistics.median(probes),
-              "iters": iters}
+    result = {"trace": trace, "untraced_issue_ms": timing["issue_ms"],
+              "untraced_forward_ms": timing["forward_issue_ms"], "host_probe_us": timing["host_probe_us"],
+              "iters": iters, "timing": timing}
     result["calibrate_flags"] = (f"--untraced-issue-ms {result['untraced_issue_ms']:.3f} "
                                  f"--untraced-forward-ms {result['untraced_forward_ms']:.3f} "
                                  f"--host-probe-us {result['host_probe_us']:.2f}")
