@@ -489,7 +489,7 @@ TracedStack load_traced_stack(const std::string& trace_file, const TracedRunConf
     return ConfigError(trace_file, "",
                        std::string("has no run record beside it (NAME.json): give the traced run's ") + flag);
   };
-  const std::string model = !given.model.empty() ? given.model : record ? record->model : "";
+  const std::string model = !given.model.empty() ? given.model : record ? record->model_source() : "";
   if (model.empty()) throw need("--model");
   s.model = models::load_model(model);
   s.ep = given.ep > 0 ? given.ep : record ? record->ep : 0;

@@ -4,26 +4,30 @@ configuration for `moesim calibrate --torch-trace`, and untraced step times at o
 the learned profile predicts. Random weights from a config (nothing is downloaded); the router routes as its random
 weights say (moesim's `--routing uniform` is the nearest).
 
-    python3 kernels/tools/trace_transformers_model.py --model-type olmoe \\
+    python3 kernels/tools/trace_transformers_model.py --model-type olmoe --model-spec olmoe.json \\
         --config '{"hidden_size": 2048, "intermediate_size": 1024, "num_attention_heads": 16, "num_experts": 64,
                    "num_experts_per_tok": 8}' --trace 2048:2:train --time 4096:2:train,2048:4:forward --out DIR
 
-writes DIR/trace.json.gz (the traced step), DIR/run.json (the flags for calibrate, every timing with the host probe
-after each of its steps).
+writes one torch_stacks record per configuration to DIR (own_records: each step's times and the host probe after
+it; the record names --model-spec, the moesim model spec you wrote for the model, and the style hf-eager or
+hf-grouped_mm by the experts implementation) and the traced step beside its record, then prints the commands that
+learn a profile from the trace and compare it with every record:
+
+    moesim calibrate --torch-trace DIR/NAME.rank0.trace.json.gz --base h100 --impl-out mine.json --impl-name mine
+    moesim validate --measured DIR --impl mine.json --steps
+
 A configuration is TOKENS:LAYERS:PHASE (phase forward or train), one sequence of --seq tokens per TOKENS/--seq.
 """
 import argparse
 import json
 import os
-import statistics
 import sys
-import time
 
 import torch
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 from torch_stacks.annotate import annotate, profile_step, timed_steps  # noqa: E402 (kernels/ on the path first)
-from torch_stacks.host_probe import make_probe  # noqa: E402
+from torch_stacks.own_records import record_name, write_record  # noqa: E402
 
 
 def parse_config(text, seq):
@@ -62,6 +66,7 @@ def step_fns(model, config, tokens, seq, phase):
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--model-type", required=True, help="transformers model type, e.g. olmoe, qwen2_moe")
+    parser.add_argument("--model-spec", required=True, help="the moesim model spec (JSON) of the model")
     parser.add_argument("--config", default="{}", help="JSON of config arguments (sizes, experts)")
     parser.add_argument("--experts", default=None, help="experts_implementation (default: transformers')")
     parser.add_argument("--seq", type=int, default=2048)
@@ -71,35 +76,32 @@ def main():
     parser.add_argument("--out", required=True)
     args = parser.parse_args()
     os.makedirs(args.out, exist_ok=True)
-    probe = make_probe(torch.device("cuda"))
-    probes = [probe() for _ in range(10)]
     traced = parse_config(args.trace, args.seq)
     configs = [traced] + [parse_config(c, args.seq) for c in args.time.split(",") if c]
-    models, timings = {}, []
+    models = {}
     for tokens, layers, phase in configs:
         if layers not in models:
             models[layers] = build(args, layers)
         model, config = models[layers]
+        experts = getattr(model.config, "_experts_implementation", None) or args.experts or "grouped_mm"
+        style = "hf-eager" if experts == "eager" else "hf-grouped_mm"
+        where = dict(tokens=tokens, seq=args.seq, layers=layers, phase=phase)
         forward, backward = step_fns(model, config, tokens, args.seq, phase)
+        trace = None
         if (tokens, layers, phase) == traced:  # its untraced steps are timed once, by profile_step
-            traced_run = profile_step(forward, backward, trace=os.path.join(args.out, "trace.json.gz"),
-                                      iters=args.iters)
-            timing = traced_run.pop("timing")
-            print(f"traced: moesim calibrate ... --tokens {tokens} --seq {args.seq} {traced_run['calibrate_flags']}")
+            trace = os.path.join(args.out, f"{record_name(args.model_spec, style, **where)}.rank0.trace.json.gz")
+            timing = profile_step(forward, backward, trace=trace, iters=args.iters)["timing"]
         else:
             timing = timed_steps(forward, backward, args.iters)
-        timings.append(dict(tokens=tokens, layers=layers, phase=phase, **timing))
-        print(f"T {tokens} L {layers} {phase}: step {timing['step_ms']['p50']:.3f} ms (issue {timing['issue_ms']:.3f})")
-    model, config = models[traced[1]]
-    run = {"tool": "moesim-trace-transformers-model", "model_type": args.model_type, "config": json.loads(args.config),
-           "experts_implementation": getattr(config, "_experts_implementation", None), "seq": args.seq,
-           "gpu": torch.cuda.get_device_name(), "torch": torch.__version__,
-           "transformers": __import__("transformers").__version__,
-           "date_utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-           "host_probe_us": {"median": statistics.median(probes), "samples": probes},
-           "traced": dict(tokens=traced[0], layers=traced[1], phase=traced[2], **traced_run), "timings": timings}
-    with open(os.path.join(args.out, "run.json"), "w") as f:
-        json.dump(run, f, indent=1)
+        extra = {"implementation": "transformers", "transformers_model_type": args.model_type,
+                 "transformers_config": json.loads(args.config), "experts_implementation": experts,
+                 "attn_implementation": "sdpa", "transformers_version": __import__("transformers").__version__}
+        path = write_record(args.out, args.model_spec, style, timing, trace=trace, extra=extra, **where)
+        print(f"{path}: step p50 {timing['step_ms']['p50']:.3f} ms, issue {timing['issue_ms']:.3f} ms, "
+              f"probe {timing['host_probe_us']:.2f} us")
+        if trace:
+            print(f"  moesim calibrate --torch-trace {trace} --base h100|h200 --impl-out LEARNED.json --impl-name NAME")
+    print(f"moesim validate --measured {args.out} [--impl LEARNED.json] --steps")
 
 
 if __name__ == "__main__":

@@ -28,7 +28,10 @@ import time
 import torch
 from torch.profiler import ProfilerActivity, profile, record_function
 
+from .distributed import RunContext
 from .host_probe import make_probe
+from .provenance import gpu_state
+from .timing import summary, time_steps
 
 # Where decoder layers live (dotted attribute paths), and each part's usual names, first match wins.
 LAYER_LISTS = ("model.layers", "layers", "model.decoder.layers", "decoder.layers", "transformer.h", "h",
@@ -149,34 +152,30 @@ def _sync():
         torch.cuda.synchronize()
 
 
-def _timed_step(forward, backward):
-    """One step from an idle GPU: its wall time to the GPU's end, the host's time to issue it and its forward (ms)."""
-    _sync()
-    start = time.perf_counter()
-    out = forward()
-    forward_end = time.perf_counter()
-    if backward is not None:
-        backward(out)
-    issued = time.perf_counter()
-    _sync()
-    end = time.perf_counter()
-    return (end - start) * 1e3, (issued - start) * 1e3, (forward_end - start) * 1e3
+def _step(forward, backward):
+    """timing.time_steps' step: returns when its forward returned (its host clock)."""
+    def step():
+        out = forward()
+        forward_returned = time.perf_counter()
+        if backward is not None:
+            backward(out)
+        return forward_returned
+    return step
 
 
 def timed_steps(forward, backward=None, iters=10, warmup=3):
-    """`iters` steps after `warmup`, the host probe after each, outside its timing (as torch_stacks' records take
-    it): the step's wall time (p50, min, max), the medians of its issue and its forward's issue (ms), the probe's."""
-    for _ in range(warmup):
-        _timed_step(forward, backward)
-    probe = make_probe(torch.device("cuda" if torch.cuda.is_available() else "cpu"))
-    samples, probes = [], []
-    for _ in range(iters):
-        samples.append(_timed_step(forward, backward))
-        probes.append(probe())
-    step, issue, forward_issue = zip(*samples)
-    return {"step_ms": {"p50": statistics.median(step), "min": min(step), "max": max(step)},
-            "issue_ms": statistics.median(issue), "forward_issue_ms": statistics.median(forward_issue),
-            "host_probe_us": statistics.median(probes), "iters": iters}
+    """`iters` steps after `warmup`, as torch_stacks times its stacks (timing.time_steps: each step from an idle
+    GPU, CUDA events around it, the host probe after it, outside its timing). Returns the step's time (p50, min,
+    max; ms), the medians of its issue, its forward's issue (ms) and the probe (us), and every step's figures
+    (`per_step`, what own_records.write_record keeps)."""
+    device = torch.device("cuda", torch.cuda.current_device()) if torch.cuda.is_available() else torch.device("cpu")
+    ctx = RunContext(0, 1, device)
+    before = gpu_state(device)
+    per_step = time_steps([_step(forward, backward)], ctx, warmup, iters, make_probe(device))[0]
+    return {"step_ms": summary(per_step["gpu_ms"]), "issue_ms": statistics.median(per_step["issue_ms"]),
+            "forward_issue_ms": statistics.median(per_step["forward_issue_ms"]),
+            "host_probe_us": statistics.median(per_step["host_probe_us"]), "iters": iters, "warmup": warmup,
+            "per_step": per_step, "gpu_before": before, "gpu_after": gpu_state(device)}
 
 
 def profile_step(forward, backward=None, trace="step.trace.json.gz", warmup=3, iters=10):

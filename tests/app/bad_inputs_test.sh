@@ -159,6 +159,9 @@ PY
 expect 2 'overlap.json: /results/0/overlap_pct = -5: must be in \[0, 100\]' 10 validate --measured overlap.json
 expect 2 'speedup.json: /results/0/speedup_vs_regular = -1: must be in \(0, 1000\]' 10 validate --measured speedup.json
 expect 2 'schema.json: /schema_version = 7: must be 1' 10 validate --measured schema.json
+# a torch-stack record of a user's model names its spec relative to the record's folder
+python3 -c "import json; d = json.load(open('$root/tests/calibrate/data/torch-stacks/qwen3-30b-a3b.grouped.ep1.t256.s128.l2.forward.regular.balanced.json')); d['config']['model_spec'] = 'specs/mine.json'; d['traces'] = []; json.dump(d, open('own_record.json', 'w'))"
+expect 2 'own_record.json: /config/model_spec = "specs/mine.json": no such file' 10 validate --measured own_record.json --hw h100
 echo '{"schema_version": 1, "base": {"model": "gpt-moe-s"}, "axes": {"ep": [8, 8]}}' > ids.json
 expect 2 'ids.json: /axes/ep/1 = "8": repeats value 0' 10 sweep ids.json --out i.csv
 printf '{"schema_version": 1, "axes": {"opt": ["a=1\\nb=2"]}}' > newline.json

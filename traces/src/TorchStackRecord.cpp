@@ -100,6 +100,12 @@ TorchStackRecord torch_stack_record_from_json(const nlohmann::json& document, co
   r.status = top.string("status");
   JsonObject config = top.object("config");
   r.model = config.string("model");
+  if (auto spec = config.optional_string("model_spec")) {
+    const fs::path path = fs::path(file).parent_path() / *spec;
+    if (!fs::is_regular_file(path))
+      config.fail("model_spec", "no such file (a path relative to the record's folder)");
+    r.model_spec = path.string();
+  }
   r.style = config.string("style");
   r.implementation = config.optional_string("implementation").value_or("");
   r.schedule = config.string("schedule");

@@ -25,9 +25,10 @@ models::AttentionType attention_type(const traces::TorchStackRecord& r) {
                     "= \"" + r.shape.attention + "\": expected mha, gqa or mla");
 }
 
-// The model the stack built: the spec's with the record's widths, every layer an MoE layer.
+// The model the stack built: the spec's with the record's widths. kernels/torch_stacks' stacks make every
+// layer an MoE layer; a user's model (a record naming its spec file) has the layers its spec says.
 models::ModelSpec stack_model(const traces::TorchStackRecord& r) {
-  models::ModelSpec m = models::load_model(r.model);
+  models::ModelSpec m = models::load_model(r.model_source());
   const traces::StackShape& s = r.shape;
   m.hidden = s.hidden;
   m.moe.experts = s.experts;
@@ -46,8 +47,10 @@ models::ModelSpec stack_model(const traces::TorchStackRecord& r) {
   // transformers builds the model's own attention, QK-norm included; kernels/torch_stacks' layers had none
   // until their records said which they ran.
   m.attention.qk_norm = s.qk_norm.value_or(r.implementation == "transformers" && m.attention.qk_norm);
-  m.dense_layers = 0;
-  m.moe_every = 1;
+  if (r.model_spec.empty()) {
+    m.dense_layers = 0;
+    m.moe_every = 1;
+  }
   return m;
 }
 

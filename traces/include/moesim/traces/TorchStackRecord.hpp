@@ -27,7 +27,10 @@ struct TorchStackRecord {
   std::string name;
   std::string status;  ///< ok, failed, skipped
   // config
-  std::string model;           ///< moesim model name
+  std::string model;  ///< moesim model name
+  /// the model spec file the record names (config.model_spec, a path relative to the record's folder): a
+  /// user's own model; empty: the shipped spec named by `model`
+  std::string model_spec;
   std::string style;           ///< loop, grouped, hf-eager, hf-grouped_mm
   std::string implementation;  ///< moesim-torch-stacks (kernels/torch_stacks' layers) or transformers
   std::string schedule;        ///< regular, farskip
@@ -71,6 +74,8 @@ struct TorchStackRecord {
 
   /** @brief The record's configuration without its schedule (records that share it form a FarSkip pair). */
   std::string config_key() const;
+  /** @brief What models::load_model reads for this record: its model_spec file, else its model's name. */
+  const std::string& model_source() const { return model_spec.empty() ? model : model_spec; }
 };
 
 /** @brief True when `document` says it is a torch-stack record (kind "moesim-torch-stack-run"). */
