@@ -1,52 +1,64 @@
-// A model nobody wrote for moesim (transformers' OLMoE, random weights), given moesim's profiler ranges by
-// kernels/torch_stacks/annotate.py from its parts' names and traced for one training step on an H100
-// (data/calibration/2026-11-27-nvidia-h100-olmoe-annotate): every kernel must find its op, in both passes
-// and every layer, and the learner must tell the two experts implementations apart.
+// Models nobody wrote for moesim (transformers' OLMoE and Qwen1.5-MoE, random weights), given moesim's
+// profiler ranges by kernels/torch_stacks/annotate.py from their parts' names and traced for one training
+// step on an H100 (data/calibration/2026-11-28-nvidia-h100-transformers-own-records, lease-a): every kernel
+// must find its op in both passes, the record beside each trace must give the run (the user's own model spec
+// included), and the learner must tell the two experts implementations apart.
 #include <gtest/gtest.h>
 
 #include "moesim/calibrate/ImplementationLearner.hpp"
 #include "moesim/hwprofiles/ProfileLoader.hpp"
+#include "moesim/traces/TorchStackRecord.hpp"
 
 namespace moesim::calibrate {
 namespace {
 
-const std::string kDir =
-    std::string(MOESIM_TEST_DATA_DIR) + "/data/calibration/2026-11-27-nvidia-h100-olmoe-annotate";
+const std::string kDir = std::string(MOESIM_TEST_DATA_DIR) +
+                         "/data/calibration/2026-11-28-nvidia-h100-transformers-own-records/lease-a";
 
-// The flags each run.json gives (traced.calibrate_flags, traced.host_probe_us).
-TracedStack traced(const std::string& implementation, double issue_ms, double forward_ms, double probe_us) {
-  return load_traced_stack(kDir + "/" + implementation + "/trace.json.gz",
-                           {kDir + "/olmoe-1b-7b.json", 1, 2048, 2048, issue_ms, forward_ms, probe_us});
+struct Traced {
+  std::string model, implementation, record;
+  std::string trace() const { return record + ".rank0.trace.json.gz"; }
+};
+
+Traced traced(const std::string& model, const std::string& implementation) {
+  const std::string style = implementation == "eager" ? "hf-eager" : "hf-grouped_mm";
+  return {model, implementation,
+          kDir + "/" + model + "-" + implementation + "/" + model + "." + style +
+              ".ep1.t2048.s2048.l1.train.regular.natural"};
 }
 
 void expect_every_kernel_attributed(const TracedStack& s) {
   EXPECT_TRUE(s.step.unattributed.empty()) << s.step.unattributed.front().name;
   EXPECT_EQ(s.step.unattributed_syncs, 0);
-  EXPECT_EQ(s.step.layers, 2);
+  EXPECT_EQ(s.step.layers, 1);
   EXPECT_TRUE(s.step.has_backward);
-  for (int layer : {0, 1})
-    for (const char* op :
-         {"attn_norm", "attn_qkv", "attn_core", "attn_out", "mlp_norm", "gate", "routed_experts"})
-      for (bool backward : {false, true})
-        EXPECT_NE(s.step.find(layer, op, backward), nullptr)
-            << "L" << layer << " " << op << (backward ? " bwd" : "");
+  for (const char* op :
+       {"attn_norm", "attn_qkv", "attn_core", "attn_out", "mlp_norm", "gate", "routed_experts"})
+    for (bool backward : {false, true})
+      EXPECT_NE(s.step.find(0, op, backward), nullptr) << op << (backward ? " bwd" : "");
+}
+
+void expect_learned(const Traced& t, const std::string& base) {
+  const TracedStack s = load_traced_stack(t.trace(), {});  // everything else from the record beside it
+  const traces::TorchStackRecord record = traces::read_torch_stack_record(t.record + ".json");
+  EXPECT_EQ(s.model.name, t.model);  // the spec the record names, not a shipped one
+  EXPECT_EQ(s.tokens, 2048);
+  EXPECT_EQ(s.issue_ms, record.issue_ms_p50);
+  expect_every_kernel_attributed(s);
+  const auto learned = learn_implementation({s}, hw::load_profile("h100"), t.model + "-" + t.implementation);
+  ASSERT_NE(learned.profile.base, nullptr);
+  EXPECT_EQ(learned.profile.base->name, base);
+  EXPECT_EQ(learned.profile.host_probe_us, record.host_probe_us_rank0);
 }
 
 TEST(AnnotatedTrace, TransformersGroupedMmExpertsAreLearnedAsGrouped) {
-  const TracedStack s = traced("grouped_mm", 18.313, 9.183, 8.77);
-  expect_every_kernel_attributed(s);
-  const auto learned = learn_implementation({s}, hw::load_profile("h100"), "olmoe-grouped_mm");
-  ASSERT_NE(learned.profile.base, nullptr);
-  EXPECT_EQ(learned.profile.base->name, "grouped");
-  EXPECT_EQ(learned.profile.host_probe_us, 8.77);
+  expect_learned(traced("olmoe-1b-7b", "grouped_mm"), "grouped");
+  expect_learned(traced("qwen1.5-moe-a2.7b", "grouped_mm"), "grouped");
 }
 
 TEST(AnnotatedTrace, TransformersEagerExpertsAreLearnedAsALoop) {
-  const TracedStack s = traced("eager", 203.255, 76.511, 12.55);
-  expect_every_kernel_attributed(s);
-  const auto learned = learn_implementation({s}, hw::load_profile("h100"), "olmoe-eager");
-  ASSERT_NE(learned.profile.base, nullptr);
-  EXPECT_EQ(learned.profile.base->name, "eager");
+  expect_learned(traced("olmoe-1b-7b", "eager"), "eager");
+  expect_learned(traced("qwen1.5-moe-a2.7b", "eager"), "eager");
 }
 
 }  // namespace

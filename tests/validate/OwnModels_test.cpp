@@ -1,0 +1,79 @@
+// Issue 32's check on models nobody fitted moesim to, run as a user runs their own: transformers' OLMoE and
+// Qwen1.5-MoE (random weights, grouped_mm and eager experts), annotated by kernels/torch_stacks/annotate.py
+// and timed by kernels/tools/trace_transformers_model.py on two H100 leases
+// (data/calibration/2026-11-28-nvidia-h100-transformers-own-records). A profile learned from lease A's one
+// traced training step (T 2048, one layer) predicts the seven other configurations of lease A (2 and 4
+// layers, 2,048-8,192 tokens, forward and training) and all eight of lease B, each record's host at the speed
+// its host probe says (validate --host-probe). The shipped profiles and the learned one without the probe are
+// printed beside it.
+#include <gtest/gtest.h>
+
+#include <fmt/format.h>
+
+#include <fstream>
+#include <iostream>
+
+#include "moesim/calibrate/ImplementationLearner.hpp"
+#include "moesim/common/Statistics.hpp"
+#include "moesim/cost/ImplementationProfile.hpp"
+#include "moesim/hwprofiles/ProfileLoader.hpp"
+#include "moesim/validate/TorchStacks.hpp"
+
+namespace moesim::validate {
+namespace {
+
+const std::string kDir =
+    std::string(MOESIM_TEST_DATA_DIR) + "/data/calibration/2026-11-28-nvidia-h100-transformers-own-records";
+
+struct Summary {
+  double median = 0, max = 0;
+  std::size_t count = 0;
+};
+
+// |step error| over the records of `folder` but `left_out` (the traced one), simulated as `options` says.
+Summary errors(const std::string& folder, const std::string& left_out, const TorchStackOptions& options) {
+  std::vector<double> abs_errors;
+  for (const TorchStackComparison& c : compare_torch_stacks(find_torch_stack_records({folder}), options))
+    if (c.record.name != left_out) abs_errors.push_back(std::abs(c.error_pct()));
+  Summary s;
+  s.count = abs_errors.size();
+  s.median = median(abs_errors);
+  s.max = *std::max_element(abs_errors.begin(), abs_errors.end());
+  return s;
+}
+
+TEST(OwnModels, ALearnedProfileWithTheHostProbePredictsOtherConfigurationsAndLeases) {
+  for (const std::string model : {"olmoe-1b-7b", "qwen1.5-moe-a2.7b"}) {
+    for (const std::string experts : {"grouped_mm", "eager"}) {
+      const std::string stack = model + "-" + experts;
+      const std::string traced_name = model + (experts == "eager" ? ".hf-eager" : ".hf-grouped_mm") +
+                                      ".ep1.t2048.s2048.l1.train.regular.natural";
+      const auto learned = calibrate::learn_implementation(
+          {calibrate::load_traced_stack(
+              kDir + "/lease-a/" + stack + "/" + traced_name + ".rank0.trace.json.gz", {})},
+          hw::load_profile("h100"), stack);
+      const std::string file = testing::TempDir() + "/" + stack + ".json";
+      std::ofstream(file) << cost::implementation_to_json(learned.profile).dump(1);
+      for (const std::string lease : {"lease-a", "lease-b"}) {
+        const std::string folder = kDir + "/" + lease + "/" + stack;
+        TorchStackOptions shipped, learned_only, probed;
+        learned_only.impl.all = probed.impl.all = file;
+        probed.host_from_probe = true;
+        const std::string left_out =
+            lease == "lease-a" ? traced_name : "";  // lease B's run of it is a prediction
+        const Summary s = errors(folder, left_out, shipped), l = errors(folder, left_out, learned_only),
+                      p = errors(folder, left_out, probed);
+        std::cout << fmt::format(
+            "{:<28} {}: {} records, |step error| median (max): shipped {:5.1f}% ({:5.1f}%), learned {:5.1f}% "
+            "({:5.1f}%), learned with the host probe {:5.1f}% ({:5.1f}%)\n",
+            stack, lease, p.count, s.median, s.max, l.median, l.max, p.median, p.max);
+        EXPECT_EQ(p.count, lease == "lease-a" ? 7u : 8u);
+        EXPECT_LE(p.median, 10.0) << stack << " " << lease;
+        EXPECT_LE(p.max, 20.0) << stack << " " << lease;
+      }
+    }
+  }
+}
+
+}  // namespace
+}  // namespace moesim::validate
