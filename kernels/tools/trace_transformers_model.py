@@ -27,7 +27,7 @@ import torch
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 from torch_stacks.annotate import annotate, profile_step, timed_steps  # noqa: E402 (kernels/ on the path first)
-from torch_stacks.own_records import record_name, write_record  # noqa: E402
+from torch_stacks.own_records import trace_path, write_record  # noqa: E402
 
 
 def parse_config(text, seq):
@@ -89,7 +89,7 @@ def main():
         forward, backward = step_fns(model, config, tokens, args.seq, phase)
         trace = None
         if (tokens, layers, phase) == traced:  # its untraced steps are timed once, by profile_step
-            trace = os.path.join(args.out, f"{record_name(args.model_spec, style, **where)}.rank0.trace.json.gz")
+            trace = trace_path(args.out, args.model_spec, style, **where)
             timing = profile_step(forward, backward, trace=trace, iters=args.iters)["timing"]
         else:
             timing = timed_steps(forward, backward, args.iters)

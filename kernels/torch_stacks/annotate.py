@@ -147,11 +147,6 @@ def annotate(model, layers=None, names=None, final_norm=None):
     return handles
 
 
-def _sync():
-    if torch.cuda.is_available():
-        torch.cuda.synchronize()
-
-
 def _step(forward, backward):
     """timing.time_steps' step: returns when its forward returned (its host clock)."""
     def step():
@@ -163,29 +158,38 @@ def _step(forward, backward):
     return step
 
 
-def timed_steps(forward, backward=None, iters=10, warmup=3):
+def _context(ctx):
+    if ctx is not None:
+        return ctx
+    device = torch.device("cuda", torch.cuda.current_device()) if torch.cuda.is_available() else torch.device("cpu")
+    return RunContext(0, 1, device)
+
+
+def timed_steps(forward, backward=None, iters=10, warmup=3, ctx=None):
     """`iters` steps after `warmup`, as torch_stacks times its stacks (timing.time_steps: each step from an idle
     GPU, CUDA events around it, the host probe after it, outside its timing). Returns the step's time (p50, min,
     max; ms), the medians of its issue, its forward's issue (ms) and the probe (us), and every step's figures
-    (`per_step`, what own_records.write_record keeps)."""
-    device = torch.device("cuda", torch.cuda.current_device()) if torch.cuda.is_available() else torch.device("cpu")
-    ctx = RunContext(0, 1, device)
-    before = gpu_state(device)
-    per_step = time_steps([_step(forward, backward)], ctx, warmup, iters, make_probe(device))[0]
+    (`per_step`, what own_records.write_record keeps). `ctx`: the process group's distributed.RunContext when the
+    model runs on several processes (each step starts after a barrier over them); default, this one process."""
+    ctx = _context(ctx)
+    before = gpu_state(ctx.device)
+    per_step = time_steps([_step(forward, backward)], ctx, warmup, iters, make_probe(ctx.device))[0]
     return {"step_ms": summary(per_step["gpu_ms"]), "issue_ms": statistics.median(per_step["issue_ms"]),
             "forward_issue_ms": statistics.median(per_step["forward_issue_ms"]),
             "host_probe_us": statistics.median(per_step["host_probe_us"]), "iters": iters, "warmup": warmup,
-            "per_step": per_step, "gpu_before": before, "gpu_after": gpu_state(device)}
+            "per_step": per_step, "gpu_before": before, "gpu_after": gpu_state(ctx.device)}
 
 
-def profile_step(forward, backward=None, trace="step.trace.json.gz", warmup=3, iters=10):
+def profile_step(forward, backward=None, trace="step.trace.json.gz", warmup=3, iters=10, ctx=None):
     """Times `iters` steps without the profiler (timed_steps), then traces one step inside the
     `moesim.step`/`moesim.forward`/`moesim.backward` ranges to `trace` (gzip'd Chrome-trace JSON). forward()
     returns what backward(out) differentiates; no backward: an inference step. The result has the untraced
-    timing (`timing`) and the flags it gives calibrate."""
-    timing = timed_steps(forward, backward, iters, warmup)
-    activities = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if torch.cuda.is_available() else [])
-    _sync()
+    timing (`timing`) and the flags it gives calibrate. On several processes (`ctx`) each traces its own step to
+    its own `trace` (own_records.trace_path)."""
+    ctx = _context(ctx)
+    timing = timed_steps(forward, backward, iters, warmup, ctx)
+    activities = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if ctx.is_cuda else [])
+    ctx.barrier()
     with profile(activities=activities, record_shapes=True) as prof:
         with record_function("moesim.step"):
             with record_function("moesim.forward"):
@@ -193,7 +197,7 @@ def profile_step(forward, backward=None, trace="step.trace.json.gz", warmup=3, i
             if backward is not None:
                 with record_function("moesim.backward"):
                     backward(out)
-        _sync()
+        ctx.synchronize()
     with tempfile.TemporaryDirectory() as tmp:
         plain = os.path.join(tmp, "trace.json")
         prof.export_chrome_trace(plain)

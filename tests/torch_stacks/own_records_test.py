@@ -2,6 +2,7 @@
 the spec the user wrote, and moesim (MOESIM, where the test gives it) simulates it from that spec."""
 import json
 import os
+import socket
 import statistics
 import subprocess
 import sys
@@ -13,7 +14,8 @@ import torch  # noqa: E402
 
 from annotate_test import W, MoeModel  # noqa: E402
 from torch_stacks.annotate import annotate, profile_step, timed_steps  # noqa: E402
-from torch_stacks.own_records import record_name, write_record  # noqa: E402
+from torch_stacks.distributed import RunContext, close_context, init_context  # noqa: E402
+from torch_stacks.own_records import record_name, trace_path, write_record  # noqa: E402
 from torch_stacks.records import record_problems  # noqa: E402
 
 SPEC = {"schema_version": 1, "name": "tiny-moe", "source": "own_records_test: a test model",
@@ -30,6 +32,26 @@ def write_spec(directory, **changes):
     with open(path, "w", encoding="utf-8") as f:
         json.dump(dict(SPEC, **changes), f)
     return path
+
+
+def ep_rank(rank, world, port, out, spec):
+    """One process of an EP run on the CPU (gloo): its steps timed after a barrier over both, rank 0 writes."""
+    os.environ.update(MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port), WORLD_SIZE=str(world), RANK=str(rank),
+                      LOCAL_RANK=str(rank))
+    ctx = init_context("cpu")
+    torch.manual_seed(rank)
+    model = MoeModel(layers=2)
+    annotate(model)
+    x = torch.randn(TOKENS, W)
+    timing = timed_steps(lambda: model(x), lambda out: out.sum().backward(), iters=3, warmup=1, ctx=ctx)
+    write_record(out, spec, "grouped", timing, tokens=TOKENS, seq=TOKENS, layers=2, phase="train", ctx=ctx)
+    close_context(ctx)
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
 
 
 def simulated(out_dir):
@@ -79,8 +101,8 @@ class OwnRecordsTest(unittest.TestCase):
         with tempfile.TemporaryDirectory() as tmp:
             spec = write_spec(tmp)
             where = dict(tokens=TOKENS, seq=TOKENS, layers=2, phase="train")
-            name = record_name(spec, "grouped", **where)
-            trace = os.path.join(tmp, f"{name}.rank0.trace.json.gz")
+            trace = trace_path(tmp, spec, "grouped", **where)
+            self.assertEqual(os.path.basename(trace), record_name(spec, "grouped", **where) + ".rank0.trace.json.gz")
             backward = lambda out: (out.sum().backward(), self.model.zero_grad(set_to_none=True))  # noqa: E731
             run = profile_step(lambda: self.model(self.x), backward, trace=trace, warmup=1, iters=2)
             path = write_record(tmp, spec, "grouped", run["timing"], trace=trace, **where)
@@ -91,6 +113,29 @@ class OwnRecordsTest(unittest.TestCase):
             self.assertGreater(min(record["ranks"][0]["issue_ms"]), 0)
             with self.assertRaisesRegex(ValueError, r"expected .*\.rank0\.trace\.json\.gz"):
                 write_record(os.path.join(tmp, "elsewhere"), spec, "grouped", run["timing"], trace=trace, **where)
+
+    def test_an_ep_run_is_one_record_of_every_rank(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            spec = write_spec(tmp)
+            out = os.path.join(tmp, "records")
+            torch.multiprocessing.spawn(ep_rank, args=(2, free_port(), out, spec), nprocs=2)
+            names = os.listdir(out)
+            self.assertEqual(names, [record_name(spec, "grouped", tokens=TOKENS, seq=TOKENS, layers=2, phase="train",
+                                                 ctx=RunContext(0, 2, torch.device("cpu"))) + ".json"])
+            self.assertIn(".ep2.", names[0])
+            path = os.path.join(out, names[0])
+            self.assertEqual(record_problems(path), [])  # the step is the slowest rank's, per iteration
+            with open(path, encoding="utf-8") as f:
+                record = json.load(f)
+            self.assertEqual(record["config"]["ep"], 2)
+            self.assertEqual([r["rank"] for r in record["ranks"]], [0, 1])
+            self.assertEqual(trace_path(out, spec, "grouped", tokens=TOKENS, seq=TOKENS, layers=2, phase="train",
+                                        ctx=RunContext(1, 2, torch.device("cpu"))),
+                             os.path.join(out, names[0][:-len(".json")] + ".rank1.trace.json.gz"))
+            rows = simulated(out)
+            if rows is None:
+                self.skipTest("MOESIM not given: the records check only")
+            self.assertTrue(rows[0]["scenario"].startswith("tiny-moe grouped EP2 T16 L2 train regular"), rows[0])
 
     def test_an_unknown_style_is_refused(self):
         with tempfile.TemporaryDirectory() as tmp:
