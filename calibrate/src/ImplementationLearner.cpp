@@ -10,7 +10,6 @@
 #include "StepTemplates.hpp"
 #include "moesim/common/Check.hpp"
 #include "moesim/common/Error.hpp"
-#include "moesim/traces/TorchStackRecord.hpp"
 
 namespace moesim::calibrate {
 namespace {
@@ -477,45 +476,6 @@ bool learn_stack(const TracedStack& s, const hw::HwProfile& hw, cost::Implementa
 }
 
 }  // namespace
-
-TracedStack load_traced_stack(const std::string& trace_file, const TracedRunConfig& given) {
-  TracedStack s;
-  s.label = trace_file;
-  s.step = traces::attribute_step(traces::load_torch_trace(trace_file));
-  std::optional<traces::TorchStackRecord> record;
-  if (auto beside = traces::record_beside_trace(trace_file))
-    record = traces::read_torch_stack_record(*beside);
-  auto need = [&](const char* flag) {
-    return ConfigError(trace_file, "",
-                       std::string("has no run record beside it (NAME.json): give the traced run's ") + flag);
-  };
-  const std::string model = !given.model.empty() ? given.model : record ? record->model_source() : "";
-  if (model.empty()) throw need("--model");
-  s.model = models::load_model(model);
-  s.ep = given.ep > 0 ? given.ep : record ? record->ep : 0;
-  if (s.ep <= 0) throw need("--ep");
-  s.tokens = given.tokens > 0 ? given.tokens : record ? record->tokens : 0;
-  if (s.tokens <= 0) throw need("--tokens");
-  s.seq = given.seq > 0 ? given.seq : record ? record->seq : s.tokens;
-  if (record) {
-    s.issue_ms = record->issue_ms_p50;
-    s.forward_issue_ms = record->forward_issue_ms_p50;
-    s.cpu_model = record->cpu_model;
-    s.host_probe_us = record->host_probe_us_rank0;
-  }
-  if (given.host_probe_us > 0) s.host_probe_us = given.host_probe_us;
-  if (given.issue_ms > 0) s.issue_ms = given.issue_ms;
-  if (given.forward_issue_ms > 0) s.forward_issue_ms = given.forward_issue_ms;
-  if (given.forward_issue_ms > 0 && s.issue_ms <= 0)
-    throw ConfigError(trace_file, "",
-                      "--untraced-forward-ms needs the whole step's: give --untraced-issue-ms");
-  if (given.forward_issue_ms > 0 && !(given.forward_issue_ms < s.issue_ms))
-    throw ConfigError(trace_file, "",
-                      "--untraced-forward-ms " + fixed(given.forward_issue_ms, 3) +
-                          ": expected less than the step's untraced issue time (--untraced-issue-ms, or the "
-                          "run record's)");
-  return s;
-}
 
 LearnedImplementation learn_implementation(const std::vector<TracedStack>& stacks, const hw::HwProfile& hw,
                                            const std::string& name, const std::string& base) {
