@@ -428,7 +428,10 @@ bool learn_stack(const TracedStack& s, const hw::HwProfile& hw, cost::Implementa
         for (const TracedItem& item : c->items) host += item.host_us;
       p.collective_host_ns[name] = host * scale.of(backward) * 1e3 / static_cast<double>(it->second.size());
     }
-    for (LayerOp op : learned_ops()) {
+    // A dense layer's MLP where the trace ran one (a trace of MoE layers only leaves it to the base profile).
+    std::vector<LayerOp> ops = learned_ops();
+    if (by_key.count(std::string("dense_ffn") + (backward ? ".bwd" : ""))) ops.push_back(LayerOp::DENSE_FFN);
+    for (LayerOp op : ops) {
       if (op == LayerOp::SHARED_EXPERTS && s.model.moe.shared_experts == 0) continue;
       if (backward && op == LayerOp::RESIDUAL_ADD) continue;  // moesim's backward has no residual op
       const std::optional<models::AttentionType> attention =

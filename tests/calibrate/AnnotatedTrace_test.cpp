@@ -5,6 +5,8 @@
 // included), and the learner must tell the two experts implementations apart.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "moesim/calibrate/ImplementationLearner.hpp"
 #include "moesim/hwprofiles/ProfileLoader.hpp"
 #include "moesim/traces/TorchStackRecord.hpp"
@@ -12,8 +14,9 @@
 namespace moesim::calibrate {
 namespace {
 
-const std::string kDir = std::string(MOESIM_TEST_DATA_DIR) +
-                         "/data/calibration/2026-11-28-nvidia-h100-transformers-own-records/lease-a";
+const std::string kData =
+    std::string(MOESIM_TEST_DATA_DIR) + "/data/calibration/2026-11-28-nvidia-h100-transformers-own-records";
+const std::string kDir = kData + "/lease-a";
 
 struct Traced {
   std::string model, implementation, record;
@@ -59,6 +62,31 @@ TEST(AnnotatedTrace, TransformersGroupedMmExpertsAreLearnedAsGrouped) {
 TEST(AnnotatedTrace, TransformersEagerExpertsAreLearnedAsALoop) {
   expect_learned(traced("olmoe-1b-7b", "eager"), "eager");
   expect_learned(traced("qwen1.5-moe-a2.7b", "eager"), "eager");
+}
+
+TEST(AnnotatedTrace, ADenseLayersMlpIsLearnedFromTheTrace) {
+  // DeepSeek-V2-Lite's first layer is dense (first_k_dense_replace 1), the second an MoE layer.
+  const std::string record = kData +
+                             "/lease-c/deepseek-v2-lite-grouped_mm/"
+                             "deepseek-v2-lite.hf-grouped_mm.ep1.t2048.s2048.l2.train.regular.natural";
+  const TracedStack s = load_traced_stack(record + ".rank0.trace.json.gz", {});
+  EXPECT_EQ(s.model.dense_layers, 1);
+  EXPECT_EQ(s.step.layers, 2);
+  for (bool backward : {false, true}) {
+    EXPECT_NE(s.step.find(0, "dense_ffn", backward), nullptr);
+    EXPECT_EQ(s.step.find(0, "routed_experts", backward), nullptr);
+    EXPECT_NE(s.step.find(1, "routed_experts", backward), nullptr);
+    EXPECT_EQ(s.step.find(1, "dense_ffn", backward), nullptr);
+  }
+  const auto learned = learn_implementation({s}, hw::load_profile("h100"), "deepseek-v2-lite");
+  for (cost::ImplPass pass : {cost::ImplPass::FORWARD, cost::ImplPass::BACKWARD}) {
+    const auto entry =
+        std::find_if(learned.profile.ops.begin(), learned.profile.ops.end(),
+                     [&](const auto& e) { return e.op == models::LayerOp::DENSE_FFN && e.pass == pass; });
+    ASSERT_NE(entry, learned.profile.ops.end());
+    // SwiGLU's three GEMMs forward, each with its dgrad and wgrad backward, at least
+    EXPECT_GE(entry->steps.size(), pass == cost::ImplPass::FORWARD ? 3u : 6u);
+  }
 }
 
 }  // namespace
