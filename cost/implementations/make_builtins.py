@@ -616,10 +616,10 @@ def main():
     model_ops = ("; with the model's own ops around its layers: transformers' positions, mask test and rotary "
                  "tables before the first layer, the final RMSNorm after the last")
     for name, style, what, model in (
-            ("eager", "loop", "eager PyTorch MoE layers, routed experts as a loop over the experts hit (transformers' "
-             "eager experts)", False),
-            ("grouped", "grouped", "eager PyTorch MoE layers, routed experts as permute -> grouped GEMM -> unpermute "
-             "(Megatron GroupedMLP)", False),
+            ("eager", "loop", "hand-written eager PyTorch MoE layers, routed experts as a loop over the experts hit "
+             "(as transformers' eager experts run them, a transformers model as it ships is hf-eager)", False),
+            ("grouped", "grouped", "hand-written eager PyTorch MoE layers, routed experts as permute -> grouped GEMM -> "
+             "unpermute (Megatron GroupedMLP, a transformers model as it ships is hf-grouped_mm)", False),
             ("hf-eager", "loop", "transformers' MoE decoder models with experts_implementation=\"eager\" (a loop over "
              "the experts hit)" + model_ops, True),
             ("hf-grouped_mm", "transformers-grouped_mm", "transformers' MoE decoder models with "
