@@ -28,6 +28,17 @@ std::string scenario_line(const schedules::SimulationResult& r) {
 std::string schedule_and_engine(const schedules::SimulationResult& r) {
   return r.scenario.schedule + engine_tag(r);
 }
+
+// Half the critical path on the host: the GPU waits for launches more than it works.
+constexpr double kHostBoundPct = 50;
+
+// The host's share of the critical path (%): kernel launches, the stack's own host work, host syncs.
+double host_share_pct(const schedules::SimulationResult& r) {
+  sim::TimeNs host = 0;
+  for (const auto& [category, ns] : r.analysis.critical_path_by_category)
+    if (category == "launch" || category == "host" || category == "host_sync") host += ns;
+  return 100.0 * static_cast<double>(host) / static_cast<double>(std::max<sim::TimeNs>(r.run.makespan_ns, 1));
+}
 }  // namespace
 
 void print_summary(std::ostream& out, const std::vector<const schedules::SimulationResult*>& results) {
@@ -65,6 +76,15 @@ void print_summary(std::ostream& out, const std::vector<const schedules::Simulat
       if (pct >= 0.5) line += fmt::format("{}{} {:.1f}%", line.empty() ? "" : ", ", cat, pct);
     }
     out << "# critical path (" << schedule_and_engine(*r) << "): " << line << "\n";
+    const double host_pct = host_share_pct(*r);
+    if (host_pct >= kHostBoundPct)
+      out << fmt::format(
+          "# host-bound ({}): the host's launches and syncs are {:.0f}% of the critical path, so the step "
+          "moves with "
+          "the host's speed (hosts of one GPU kind differ up to 2-3x): --host-speed S, or --host-probe US "
+          "with a "
+          "profile that carries a probe (docs/usage.md)\n",
+          schedule_and_engine(*r), host_pct);
     for (const auto& g : r->figures) {
       for (const auto& text : g.summary) out << text << "\n";
     }

@@ -185,5 +185,15 @@ for name in eager fused grouped hf-eager hf-grouped_mm; do
   if grep -qE "^$name: [a-zA-Z]" <<< "$impls"; then ok; else bad "list impls has no line for $name"; fi
 done
 
+# A step whose critical path is mostly the host's launches says so (the eager grouped stack at 2,048 tokens over
+# two ranks, whose GPU waits on the launches); the fused runner's step is the GPU's.
+host_bound=(simulate --model qwen3-30b-a3b --hw h100 --ep 2 --tokens 2048 --seq 2048 --layers 2 --phase forward)
+if "$moesim" "${host_bound[@]}" --impl grouped | grep -qE '^# host-bound \(regular\): .* [5-9][0-9]% of the critical path'; then
+  ok
+else
+  bad "a host-bound step is named host-bound"
+fi
+if "$moesim" "${host_bound[@]}" --impl fused | grep -q '^# host-bound'; then bad "the fused runner's step is not host-bound"; else ok; fi
+
 echo "cli: $passed passed, $failed failed"
 [[ $failed -eq 0 ]]
