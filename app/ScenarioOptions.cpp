@@ -124,8 +124,10 @@ void add_scenario_options(CLI::App& sub, ScenarioOptions& o) {
   sub.add_option(
          "--impl", o.impl,
          "Implementation profile: how the software stack runs each op (kernels, host launch costs, host "
-         "syncs): fused (the in-tree runner) | eager, grouped (hand-written PyTorch MoE layers: a loop over the "
-         "experts, a grouped GEMM) | hf-eager, hf-grouped_mm (transformers' models as they ship) | a JSON file "
+         "syncs): fused (the in-tree runner) | eager, grouped (hand-written PyTorch MoE layers: a loop over "
+         "the "
+         "experts, a grouped GEMM) | hf-eager, hf-grouped_mm (transformers' models as they ship) | a JSON "
+         "file "
          "from moesim calibrate --torch-trace --impl-out; `moesim list impls` describes them")
       ->capture_default_str();
   sub.add_option("--host-speed", o.host_speed,
