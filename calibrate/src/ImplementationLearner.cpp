@@ -27,6 +27,8 @@ constexpr double kMinEfficiency = 0.01, kMaxEfficiency = 100;
 // 4 bytes per element (a bf16 read and write) instead of from its time.
 constexpr double kLatencyBoundMargin = 1.1;
 constexpr double kNominalBytesPerElement = 4;
+// ... unless the memory curve says those bytes take more than twice the kernel's traced time.
+constexpr double kRefutedTrafficFactor = 2;
 
 // A MoE layer's ops and the model's own around the layers (a trace without them learns that the stack runs
 // none: an entry without steps).
@@ -339,7 +341,24 @@ class OpLearner {
       step.time_ns = item.gpu.dur_us * 1e3;
       return;
     }
-    if (latency_bound) bytes = kNominalBytesPerElement * elements;
+    // A copy or memset says what it moves: less than a byte per element of the op's shape (cuBLAS resets a
+    // 4-byte flag before some GEMMs) does not scale with it.
+    const auto said = static_cast<double>(item.gpu.bytes);
+    if (item.gpu.bytes >= 0 && said < shape->elements) {
+      step.kind = ImplStepKind::FIXED;
+      step.time_ns = item.gpu.dur_us * 1e3;
+      return;
+    }
+    if (latency_bound) {
+      bytes = item.gpu.bytes >= 0 ? said : kNominalBytesPerElement * elements;
+      // Moving that much would have taken it far longer than it did (CUTLASS's grouped-GEMM setup, handed the
+      // activations, reads only their shape): its time does not scale with the shape.
+      if (bytes > detail::bytes_for_duration(hw_, duration_s * kRefutedTrafficFactor)) {
+        step.kind = ImplStepKind::FIXED;
+        step.time_ns = item.gpu.dur_us * 1e3;
+        return;
+      }
+    }
     step.kind = ImplStepKind::MEMORY;
     step.rows = shape->rows;
     step.width = shape->width;

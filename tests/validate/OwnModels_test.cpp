@@ -95,5 +95,39 @@ TEST(OwnModels, ALearnedProfileWithTheHostProbePredictsOtherConfigurationsAndLea
   EXPECT_LE(median(medians), 10.0);
 }
 
+// A profile learned from a trace gives back that trace's GPU time, op by op, at the traced configuration: the
+// grouped_mm traces of one layer (host-bound) and OLMoE's at 8,192 tokens and two layers (lease D, GPU-bound:
+// 10.4 ms of issue in a 15.4 ms step). Kernels that move less than their op's shapes (cuBLAS's 4-byte memsets
+// before a GEMM, CUTLASS's grouped-GEMM setup) must keep their traced time at any token count.
+TEST(OwnModels, ALearnedProfileGivesBackEachOpsTracedGpuTime) {
+  const std::vector<std::string> traced = {
+      "lease-a/olmoe-1b-7b-grouped_mm/olmoe-1b-7b.hf-grouped_mm.ep1.t2048.s2048.l1.train.regular.natural",
+      "lease-a/qwen1.5-moe-a2.7b-grouped_mm/"
+      "qwen1.5-moe-a2.7b.hf-grouped_mm.ep1.t2048.s2048.l1.train.regular.natural",
+      "lease-d/olmoe-1b-7b-grouped_mm/olmoe-1b-7b.hf-grouped_mm.ep1.t8192.s2048.l2.forward.regular.natural"};
+  for (const std::string& name : traced) {
+    const auto learned = calibrate::learn_implementation(
+        {calibrate::load_traced_stack(kDir + "/" + name + ".rank0.trace.json.gz", {})},
+        hw::load_profile("h100"), "learned");
+    const std::string file = testing::TempDir() + "/learned-ops.json";
+    std::ofstream(file) << cost::implementation_to_json(learned.profile).dump(1);
+    TorchStackOptions options;
+    options.impl.all = file;
+    options.ops = true;
+    const auto compared =
+        compare_torch_stacks(find_torch_stack_records({kDir + "/" + name + ".json"}), options);
+    ASSERT_EQ(compared.size(), 1u);
+    int checked = 0;
+    for (const OpTimes& op : compared.front().ops) {
+      if (op.measured_gpu_ms < 0.1) continue;  // a few launches: their floor, not their rate
+      ++checked;
+      EXPECT_NEAR(op.predicted_gpu_ms / op.measured_gpu_ms, 1.0, 0.03)
+          << name << ": " << op.op << (op.backward ? " backward" : "") << " GPU " << op.predicted_gpu_ms
+          << " ms predicted, " << op.measured_gpu_ms << " traced";
+    }
+    EXPECT_GE(checked, 7) << name;
+  }
+}
+
 }  // namespace
 }  // namespace moesim::validate

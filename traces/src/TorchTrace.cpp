@@ -179,6 +179,8 @@ TorchTrace parse_torch_trace(const std::string& text, const std::string& file) {
       g.stream = e.arg("stream").value_or(-1);
       g.device_to_host = g.name.find("DtoH") != std::string::npos;
       g.pageable = g.name.find("Pageable") != std::string::npos;
+      if (g.kind == GpuKind::MEMCPY || g.kind == GpuKind::MEMSET)
+        g.bytes = std::max<std::int64_t>(e.arg("bytes").value_or(-1), -1);
       trace.gpu.push_back(std::move(g));
     } else if (cat == "cuda_runtime" || cat == "cuda_driver") {
       trace.calls.push_back(

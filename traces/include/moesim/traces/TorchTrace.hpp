@@ -47,6 +47,7 @@ struct GpuEvent {
   std::int64_t stream = -1;
   bool device_to_host = false;  ///< a copy to host memory
   bool pageable = false;        ///< ... to pageable memory: the host call blocks until it is done
+  std::int64_t bytes = -1;      ///< what a copy or memset moves (its args.bytes); -1: not said (kernels)
 };
 
 /** @brief One CUDA runtime or driver call of a host thread. */
