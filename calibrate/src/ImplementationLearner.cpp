@@ -27,8 +27,10 @@ constexpr double kMinEfficiency = 0.01, kMaxEfficiency = 100;
 // 4 bytes per element (a bf16 read and write) instead of from its time.
 constexpr double kLatencyBoundMargin = 1.1;
 constexpr double kNominalBytesPerElement = 4;
-// ... unless the memory curve says those bytes take more than twice the kernel's traced time.
-constexpr double kRefutedTrafficFactor = 2;
+// ... unless the memory curve says those bytes take over ten times the kernel's traced time: a clear
+// refutation (4 bytes per element can overstate a kernel that only writes, or reduces to a few values, a few
+// times over; cuBLAS's memsets and CUTLASS's grouped-GEMM setup are 25-100x off).
+constexpr double kRefutedTrafficFactor = 10;
 
 // A MoE layer's ops and the model's own around the layers (a trace without them learns that the stack runs
 // none: an entry without steps).
@@ -352,8 +354,21 @@ class OpLearner {
     if (latency_bound) {
       bytes = item.gpu.bytes >= 0 ? said : kNominalBytesPerElement * elements;
       // Moving that much would have taken it far longer than it did (CUTLASS's grouped-GEMM setup, handed the
-      // activations, reads only their shape): its time does not scale with the shape.
-      if (bytes > detail::bytes_for_duration(hw_, duration_s * kRefutedTrafficFactor)) {
+      // activations, reads only their shape): its time does not scale with that shape.
+      const double fits = detail::bytes_for_duration(hw_, duration_s * kRefutedTrafficFactor);
+      if (bytes > fits) {
+        // In a loop over the experts, a kernel handed the whole activation (an index into it) works on its
+        // expert's rows: those it scales with, where they fit.
+        const double expert = q_.per_expert && item.gpu.bytes < 0
+                                  ? detail::traffic_elements(q_, cost::ImplRows::EXPERT_ROWS, shape->width)
+                                  : 0;
+        if (expert > 0 && kNominalBytesPerElement * expert <= fits) {
+          step.kind = ImplStepKind::MEMORY;
+          step.rows = cost::ImplRows::EXPERT_ROWS;
+          step.width = shape->width;
+          step.bytes_per_element = kNominalBytesPerElement;
+          return;
+        }
         step.kind = ImplStepKind::FIXED;
         step.time_ns = item.gpu.dur_us * 1e3;
         return;
