@@ -357,18 +357,6 @@ class OpLearner {
       // activations, reads only their shape): its time does not scale with that shape.
       const double fits = detail::bytes_for_duration(hw_, duration_s * kRefutedTrafficFactor);
       if (bytes > fits) {
-        // In a loop over the experts, a kernel handed the whole activation (an index into it) works on its
-        // expert's rows: those it scales with, where they fit.
-        const double expert = q_.per_expert && item.gpu.bytes < 0
-                                  ? detail::traffic_elements(q_, cost::ImplRows::EXPERT_ROWS, shape->width)
-                                  : 0;
-        if (expert > 0 && kNominalBytesPerElement * expert <= fits) {
-          step.kind = ImplStepKind::MEMORY;
-          step.rows = cost::ImplRows::EXPERT_ROWS;
-          step.width = shape->width;
-          step.bytes_per_element = kNominalBytesPerElement;
-          return;
-        }
         step.kind = ImplStepKind::FIXED;
         step.time_ns = item.gpu.dur_us * 1e3;
         return;
