@@ -3,6 +3,7 @@
 
 #include <cstdio>
 #include <fstream>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <set>
 
@@ -40,6 +41,19 @@ TEST(TorchTrace, ReadsGzipAndClassifiesKernels) {
   EXPECT_EQ(kernel_kind("void at::cuda::detail::prepare_grouped_gemm_data<cutlass::bfloat16_t>"),
             GpuKind::OTHER);
   EXPECT_EQ(kernel_kind("ncclDevKernel_SendRecv(ncclDevKernelArgsStorage<4096ul>)"), GpuKind::NCCL);
+}
+
+TEST(TorchTrace, ACopyOrMemsetKeepsTheBytesItMoves) {
+  const TorchTrace t = parse_torch_trace(R"j({"traceEvents": [
+    {"ph": "X", "cat": "gpu_memset", "name": "Memset (Device)", "ts": 1, "dur": 1, "args": {"bytes": 4}},
+    {"ph": "X", "cat": "gpu_memcpy", "name": "Memcpy DtoD", "ts": 3, "dur": 9, "args": {"bytes": 8388608}},
+    {"ph": "X", "cat": "kernel", "name": "nvjet_sm90_tst", "ts": 2, "dur": 5, "args": {"bytes": 7}}]})j",
+                                         "t.json");
+  std::map<GpuKind, std::int64_t> bytes;
+  for (const GpuEvent& g : t.gpu) bytes[g.kind] = g.bytes;
+  EXPECT_EQ(bytes.at(GpuKind::MEMSET), 4);
+  EXPECT_EQ(bytes.at(GpuKind::MEMCPY), 8388608);
+  EXPECT_EQ(bytes.at(GpuKind::GEMM), -1);  // a kernel does not say what it moves
 }
 
 TEST(TorchTrace, ForeignOrEmptyTracesAreOneLineErrors) {
