@@ -21,6 +21,8 @@ import tempfile
 import torch
 from torch.profiler import ProfilerActivity, profile
 
+from cuda_timing import per_call_us  # kernels/tools/, next to this script
+
 
 def cases(device):
     out = []
@@ -34,22 +36,12 @@ def cases(device):
     return out
 
 
-SLEEP_CYCLES = 60_000_000  # ~30 ms at H100/H200 clocks: longer than the host takes to issue a chain
+HOLD_MS = 30  # longer than the host takes to issue a chain
+SLEEP_CYCLES = int(HOLD_MS * 1e-3 * 2e9)  # as cuda_timing holds the stream: cycles at ~2 GHz
 
 
 def untraced_us(fn, chain, rounds):
-    per_round = []
-    for _ in range(rounds):
-        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        torch.cuda.synchronize()
-        torch.cuda._sleep(SLEEP_CYCLES)
-        start.record()
-        for _ in range(chain):
-            fn()
-        end.record()
-        end.synchronize()
-        per_round.append(start.elapsed_time(end) * 1e3 / chain)
-    return statistics.median(per_round)
+    return statistics.median(per_call_us(fn, 0, rounds, calls=chain, hold_ms=HOLD_MS))
 
 
 def traced_us(fn, chain):
