@@ -324,48 +324,43 @@ class OpLearner {
     push(step, after_nccl);
   }
 
-  void memory_step(const TracedItem& item, ImplStep& step) {
+  void memory_step(const TracedItem& item, ImplStep& step) const {
     step.label = item.cpu_op.empty() ? traces::to_string(item.gpu.kind) : item.cpu_op;
     const double elements = detail::largest_input_elements(item.inputs);
     const auto shape = detail::traffic_shape(op_, q_, elements);
-    if (!shape) {
+    const std::optional<double> bytes = shape ? scaling_bytes(item, *shape, elements) : std::nullopt;
+    if (!bytes) {
       step.kind = ImplStepKind::FIXED;
       step.time_ns = item.gpu.dur_us * 1e3;
       return;
-    }
-    const double duration_s = item.gpu.dur_us * 1e-6;
-    double bytes = detail::bytes_for_duration(hw_, duration_s);
-    const bool latency_bound = duration_s <= hw_.gpu.kernel_min_s * kLatencyBoundMargin || bytes <= 0;
-    // A stacked expert weight has hundreds of millions of elements: a kernel launched with it that moves less
-    // than a byte of each (CUTLASS's grouped-GEMM setup, which reads its shape) does not scale with it.
-    if (shape->width == cost::ImplWidth::EXPERT_WEIGHTS && (latency_bound || bytes < elements)) {
-      step.kind = ImplStepKind::FIXED;
-      step.time_ns = item.gpu.dur_us * 1e3;
-      return;
-    }
-    // A copy or memset says what it moves: less than a byte per element of the op's shape (cuBLAS resets a
-    // 4-byte flag before some GEMMs) does not scale with it.
-    const auto said = static_cast<double>(item.gpu.bytes);
-    if (item.gpu.bytes >= 0 && said < shape->elements) {
-      step.kind = ImplStepKind::FIXED;
-      step.time_ns = item.gpu.dur_us * 1e3;
-      return;
-    }
-    if (latency_bound) {
-      bytes = item.gpu.bytes >= 0 ? said : kNominalBytesPerElement * elements;
-      // Moving that much would have taken it far longer than it did (CUTLASS's grouped-GEMM setup, handed the
-      // activations, reads only their shape): its time does not scale with that shape.
-      const double fits = detail::bytes_for_duration(hw_, duration_s * kRefutedTrafficFactor);
-      if (bytes > fits) {
-        step.kind = ImplStepKind::FIXED;
-        step.time_ns = item.gpu.dur_us * 1e3;
-        return;
-      }
     }
     step.kind = ImplStepKind::MEMORY;
     step.rows = shape->rows;
     step.width = shape->width;
-    step.bytes_per_element = bytes / shape->elements;
+    step.bytes_per_element = *bytes / shape->elements;
+  }
+
+  // The bytes a kernel moves if its time scales with its op's shape (`elements`: its largest input's);
+  // nullopt where it keeps its traced time.
+  std::optional<double> scaling_bytes(const TracedItem& item, const detail::TrafficShape& shape,
+                                      double elements) const {
+    const double duration_s = item.gpu.dur_us * 1e-6;
+    const double measured = detail::bytes_for_duration(hw_, duration_s);
+    const bool latency_bound = duration_s <= hw_.gpu.kernel_min_s * kLatencyBoundMargin || measured <= 0;
+    // A stacked expert weight has hundreds of millions of elements: a kernel launched with it that moves less
+    // than a byte of each (CUTLASS's grouped-GEMM setup, which reads its shape) does not scale with it.
+    if (shape.width == cost::ImplWidth::EXPERT_WEIGHTS && (latency_bound || measured < elements))
+      return std::nullopt;
+    // A copy or memset says what it moves: less than a byte per element of the op's shape (cuBLAS resets a
+    // 4-byte flag before some GEMMs) does not scale with it.
+    const auto said = static_cast<double>(item.gpu.bytes);
+    if (item.gpu.bytes >= 0 && said < shape.elements) return std::nullopt;
+    if (!latency_bound) return measured;
+    const double nominal = item.gpu.bytes >= 0 ? said : kNominalBytesPerElement * elements;
+    // Moving that much would have taken it far longer than it did (CUTLASS's grouped-GEMM setup, handed the
+    // activations, reads only their shape): its time does not scale with that shape.
+    if (nominal > detail::bytes_for_duration(hw_, duration_s * kRefutedTrafficFactor)) return std::nullopt;
+    return nominal;
   }
 
   const hw::HwProfile& hw_;
