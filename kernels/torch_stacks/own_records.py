@@ -63,8 +63,9 @@ def write_record(out_dir, spec_path, style, timing, *, tokens, seq, layers, phas
     cfg = _config(spec_path, style, tokens, seq, layers, phase, routing, dtype=dtype, iters=len(steps["gpu_ms"]),
                   warmup=timing["warmup"], trace_iters=1 if trace else 0)
     where = dict(tokens=tokens, seq=seq, layers=layers, phase=phase, routing=routing, ctx=ctx)
-    if trace and os.path.abspath(trace) != os.path.abspath(trace_path(out_dir, spec_path, style, **where)):
-        raise ValueError(f"write_record: trace {trace}: expected {trace_path(out_dir, spec_path, style, **where)} "
+    expected = trace_path(out_dir, spec_path, style, **where)
+    if trace and os.path.abspath(trace) != os.path.abspath(expected):
+        raise ValueError(f"write_record: trace {trace}: expected {expected} "
                          "(moesim reads the record beside its trace by name)")
     rank = dict(rank=0 if ctx is None else ctx.rank, status="ok", gpu_before=timing["gpu_before"], **steps,
                 gpu_after=timing["gpu_after"], summary_ms=summary(steps["gpu_ms"]))

@@ -25,6 +25,17 @@ namespace {
 const std::string kDir =
     std::string(MOESIM_TEST_DATA_DIR) + "/data/calibration/2026-11-28-nvidia-h100-transformers-own-records";
 
+// The profile learned from one traced record (kDir/NAME.rank0.trace.json.gz, its record beside it), as a
+// file.
+std::string learned_file(const std::string& traced, const std::string& name) {
+  const auto learned = calibrate::learn_implementation(
+      {calibrate::load_traced_stack(kDir + "/" + traced + ".rank0.trace.json.gz", {})},
+      hw::load_profile("h100"), name);
+  const std::string file = testing::TempDir() + "/" + name + ".json";
+  std::ofstream(file) << cost::implementation_to_json(learned.profile).dump(1);
+  return file;
+}
+
 struct Summary {
   double median = 0, max = 0;
   std::size_t count = 0;
@@ -66,12 +77,7 @@ TEST(OwnModels, ALearnedProfileWithTheHostProbePredictsOtherConfigurationsAndLea
   std::vector<double> medians;
   for (const Stack& st : stacks) {
     const std::string stack = st.model + "-" + st.experts;
-    const auto learned = calibrate::learn_implementation(
-        {calibrate::load_traced_stack(
-            kDir + "/" + st.traced_lease + "/" + stack + "/" + st.traced + ".rank0.trace.json.gz", {})},
-        hw::load_profile("h100"), stack);
-    const std::string file = testing::TempDir() + "/" + stack + ".json";
-    std::ofstream(file) << cost::implementation_to_json(learned.profile).dump(1);
+    const std::string file = learned_file(st.traced_lease + "/" + stack + "/" + st.traced, stack);
     for (const std::string& lease : st.leases) {
       const std::string folder = kDir + "/" + lease + "/" + stack;
       TorchStackOptions shipped, learned_only, probed;
@@ -106,11 +112,7 @@ TEST(OwnModels, ALearnedProfileGivesBackEachOpsTracedGpuTime) {
       "qwen1.5-moe-a2.7b.hf-grouped_mm.ep1.t2048.s2048.l1.train.regular.natural",
       "lease-d/olmoe-1b-7b-grouped_mm/olmoe-1b-7b.hf-grouped_mm.ep1.t8192.s2048.l2.forward.regular.natural"};
   for (const std::string& name : traced) {
-    const auto learned = calibrate::learn_implementation(
-        {calibrate::load_traced_stack(kDir + "/" + name + ".rank0.trace.json.gz", {})},
-        hw::load_profile("h100"), "learned");
-    const std::string file = testing::TempDir() + "/learned-ops.json";
-    std::ofstream(file) << cost::implementation_to_json(learned.profile).dump(1);
+    const std::string file = learned_file(name, "learned-ops");
     TorchStackOptions options;
     options.impl.all = file;
     options.ops = true;
