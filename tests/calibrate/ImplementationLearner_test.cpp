@@ -146,7 +146,7 @@ TEST(ImplementationLearner, TransformersEagerBackwardIsALoopOverWholeWeightGradi
 #endif
   const std::string trace =
       std::string(MOESIM_TEST_DATA_DIR) +
-      "/data/torch-stacks/2026-11-26-nvidia-h100-x2-hftrain/hf/"
+      "/data/torch-stacks/2026-11-27-nvidia-h100-x1-hfnorm/hf/"
       "qwen3-30b-a3b.hf-eager.ep1.t2048.s2048.l2.train.regular.balanced.rank0.trace.json.gz";
   const LearnedImplementation learned =
       learn_implementation({load_traced_stack(trace, {})}, hw::load_profile("h100"), "hf-eager");
