@@ -9,7 +9,7 @@ set -u
 here=$(cd "$(dirname "$0")" && pwd)
 out=$1
 mkdir -p "$out"
-cp "$here"/*.json "$out"/
+cp "$here"/*.json "$here"/lease-a/*.json "$out"/  # the model specs, as a user writes them
 timed=2048:2:train,2048:2:forward,4096:2:train,4096:2:forward,2048:4:train,2048:4:forward,8192:2:forward
 olmoe='{"hidden_size": 2048, "intermediate_size": 1024, "num_attention_heads": 16, "num_key_value_heads": 16,
         "num_experts": 64, "num_experts_per_tok": 8, "vocab_size": 256}'
