@@ -214,6 +214,20 @@ TEST(OpAttribution, TheForwardRangeEndsTheForwardsHostTime) {
   EXPECT_LE(s.forward_wait_us, s.wait_us);
 }
 
+// The step's host time is all somewhere: before an op's launch (autograd's first launch included, which pays
+// for the loss and the engine starting up since the step thread's last launch), before a launch no op claims,
+// blocked in a sync, or after the step's last launch (carried by the last pass's first launch). A learned
+// profile then issues its traced step in the traced step's time.
+TEST(OpAttribution, EveryMicrosecondOfTheStepsHostTimeIsAccountedFor) {
+  for (const std::string& name : {kForward, kTrain}) {
+    const AttributedStep s = attribute_step(load_torch_trace(name + ".rank0.trace.json.gz"));
+    double host = s.unattributed_host_us + s.wait_us;
+    for (const OpCall& c : s.calls)
+      for (const TracedItem& item : c.items) host += item.host_us;
+    EXPECT_NEAR(host / s.host_us, 1.0, 1e-6) << name;
+  }
+}
+
 TEST(TorchStackRecord, ReadsConfigurationTimingAndTraces) {
   const TorchStackRecord r = read_torch_stack_record(kTrain + ".json");
   EXPECT_EQ(r.model, "qwen3-30b-a3b");

@@ -143,6 +143,7 @@ class Attributor {
     std::map<std::int64_t, bool> seen_correlation;
     std::map<std::int64_t, double> last_start;  // per thread: where its host work since the last item began
     std::map<std::string, UnattributedKernels> unattributed;
+    std::optional<ItemAt> first_of_pass[2];  // forward, backward
     for (const HostCall& call : trace_.calls) {
       if (call.ts_us < begin_ || call.ts_us > end_) continue;
       const GpuEvent* gpu = nullptr;
@@ -153,7 +154,10 @@ class Attributor {
       if (gpu == nullptr && !call.is_sync()) continue;
       if (gpu != nullptr) seen_correlation[call.correlation] = true;
       auto [ref, fresh] = last_start.try_emplace(call.tid, call.tid == main_tid_ ? begin_ : call.ts_us);
-      (void)fresh;
+      // Autograd's thread starts when the step's thread hands it the backward: its first launch also pays
+      // for what ran since the step thread's last one (the loss, the engine starting up).
+      if (auto main = last_start.find(main_tid_); fresh && main != last_start.end() && call.tid != main_tid_)
+        ref->second = std::min(main->second, call.ts_us);
       TracedItem item;
       item.host_us = std::max(0.0, call.ts_us - ref->second);
       ref->second = call.ts_us;
@@ -187,6 +191,8 @@ class Attributor {
         }
         continue;
       }
+      auto& first = first_of_pass[target->backward ? 1 : 0];
+      if (!first) first = ItemAt{static_cast<std::size_t>(target - out_.calls.data()), target->items.size()};
       target->items.push_back(item);
       if (blocking_copy) {
         TracedItem wait;
@@ -195,6 +201,7 @@ class Attributor {
         target->items.push_back(wait);
       }
     }
+    add_step_tail(last_start, first_of_pass[out_.has_backward ? 1 : 0]);
     for (auto& [name, u] : unattributed) out_.unattributed.push_back(u);
     std::sort(out_.unattributed.begin(), out_.unattributed.end(),
               [](const UnattributedKernels& a, const UnattributedKernels& b) { return a.gpu_us > b.gpu_us; });
@@ -206,6 +213,20 @@ class Attributor {
   }
 
  private:
+  struct ItemAt {
+    std::size_t call = 0, item = 0;
+  };
+
+  // The step's host time after its last launch (autograd's engine finishing, the step returning) is the
+  // last pass's too: the first item of that pass carries it, as the first forward item carries the time
+  // before the step's first launch, so a learned profile's host work adds up to the step's.
+  void add_step_tail(const std::map<std::int64_t, double>& last_start, const std::optional<ItemAt>& first) {
+    if (main_tid_ < 0 || last_start.empty() || !first) return;
+    double last = begin_;
+    for (const auto& [tid, t] : last_start) last = std::max(last, t);
+    if (end_ > last) out_.calls[first->call].items[first->item].host_us += end_ - last;
+  }
+
   OpCall* owner(const HostCall& call) {
     if (const LayerRange* r = innermost(ranges_, call.tid, call.ts_us))
       return &op_call(r->layer, r->op, false);
