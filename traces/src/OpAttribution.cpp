@@ -153,6 +153,7 @@ class Attributor {
       }
       if (gpu == nullptr && !call.is_sync()) continue;
       if (gpu != nullptr) seen_correlation[call.correlation] = true;
+      if (last_start.empty() && main_tid_ >= 0) out_.first_launch_us = call.ts_us - begin_;
       auto [ref, fresh] = last_start.try_emplace(call.tid, call.tid == main_tid_ ? begin_ : call.ts_us);
       // Autograd's thread starts when the step's thread hands it the backward: its first launch also pays
       // for what ran since the step thread's last one (the loss, the engine starting up).

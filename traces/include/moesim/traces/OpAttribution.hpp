@@ -68,6 +68,8 @@ struct AttributedStep {
   /// host time before the launches and syncs no op claims (outside the forward's layer ranges and gaps, and
   /// backward ops whose forward op none claims)
   double unattributed_host_us = 0;
+  /// host time from the `moesim.step` range's start to the step's first launch (0: no such range)
+  double first_launch_us = 0;
   /** @brief The call of (layer, op, pass), or nullptr. */
   const OpCall* find(int layer, const std::string& op, bool backward) const;
   double unattributed_gpu_us() const;
