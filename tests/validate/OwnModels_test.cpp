@@ -2,12 +2,12 @@
 // Qwen1.5-MoE (random weights, grouped_mm and eager experts) and DeepSeek-V2-Lite (grouped_mm, first layer
 // dense), annotated by kernels/torch_stacks/annotate.py and timed by
 // kernels/tools/trace_transformers_model.py on H100 leases A-C
-// (data/calibration/2026-11-28-nvidia-h100-transformers-own-records) and H200 lease E
+// (data/calibration/2026-11-28-nvidia-h100-transformers-own-records) and H200 leases E and F
 // (data/calibration/2026-11-28-nvidia-h200-transformers-own-records). A profile learned from a lease's one
 // traced training step (T 2048, one layer; DeepSeek two) predicts the seven other configurations of that
-// lease (2 and 4 layers, 2,048-8,192 tokens, forward and training) and all eight of lease B, each record's
-// host at the speed its host probe says (validate --host-probe). The shipped profiles and the learned one
-// without the probe are printed beside it.
+// lease (2 and 4 layers, 2,048-8,192 tokens, forward and training) and all eight of the GPU's other lease,
+// each record's host at the speed its host probe says (validate --host-probe). The shipped profiles and the
+// learned one without the probe are printed beside it.
 #include <gtest/gtest.h>
 
 #include <fmt/format.h>
@@ -73,7 +73,8 @@ TEST(OwnModels, ALearnedProfileWithTheHostProbePredictsOtherConfigurationsAndLea
     for (const std::string experts : {"grouped_mm", "eager"}) {
       const std::string traced = model + (experts == "eager" ? ".hf-eager" : ".hf-grouped_mm") + one_layer;
       stacks.push_back({model, experts, traced, "lease-a", {"lease-a", "lease-b"}});
-      stacks.push_back({model, experts, traced, "lease-e", {"lease-e"}, kDirH200, "h200"});
+      stacks.push_back({model, experts, traced, "lease-e", {"lease-e", "lease-f"}, kDirH200, "h200"});
+      stacks.push_back({model, experts, traced, "lease-f", {"lease-f", "lease-e"}, kDirH200, "h200"});
     }
   // its first layer dense: traced with it and one MoE layer
   const std::string dsv2 = "deepseek-v2-lite.hf-grouped_mm.ep1.t2048.s2048.l2.train.regular.natural";
@@ -94,10 +95,9 @@ TEST(OwnModels, ALearnedProfileWithTheHostProbePredictsOtherConfigurationsAndLea
       const Summary s = errors(folder, left_out, shipped), l = errors(folder, left_out, learned_only),
                     p = errors(folder, left_out, probed);
       std::cout << fmt::format(
-          "{:<28} {} {}: {} records, |step error| median (max): shipped {:5.1f}% ({:5.1f}%), learned "
-          "{:5.1f}% "
-          "({:5.1f}%), learned with the host probe {:5.1f}% ({:5.1f}%)\n",
-          stack, st.hw, lease, p.count, s.median, s.max, l.median, l.max, p.median, p.max);
+          "{:<28} {} {} -> {}: {} records, |step error| median (max): shipped {:5.1f}% ({:5.1f}%), learned "
+          "{:5.1f}% ({:5.1f}%), learned with the host probe {:5.1f}% ({:5.1f}%)\n",
+          stack, st.hw, st.traced_lease, lease, p.count, s.median, s.max, l.median, l.max, p.median, p.max);
       EXPECT_GE(p.count, 6u);
       // DeepSeek-V2-Lite's probe misleads on both GPUs (18.0% and 25.7% with it, 6.0% and 11.4% without): its
       // traced step's probe read 10.3 and 10.8 us, below every other record's of its lease (12.9-19.9,
@@ -147,7 +147,8 @@ TEST(OwnModels, ALearnedProfileGivesBackEachOpsTracedGpuTime) {
 // launches, are host time too). Each traced one-layer training step of both GPUs' leases, predicted against
 // its own p50.
 TEST(OwnModels, ALearnedProfileGivesBackItsTracedStep) {
-  for (const auto& [dir, lease, hw] : {std::tuple{kDir, "lease-a", "h100"}, {kDirH200, "lease-e", "h200"}})
+  for (const auto& [dir, lease, hw] :
+       {std::tuple{kDir, "lease-a", "h100"}, {kDirH200, "lease-e", "h200"}, {kDirH200, "lease-f", "h200"}})
     for (const std::string model : {"olmoe-1b-7b", "qwen1.5-moe-a2.7b"})
       for (const std::string experts : {"grouped_mm", "eager"}) {
         const std::string name = std::string(lease) + "/" + model + "-" + experts + "/" + model +
