@@ -5,7 +5,9 @@
 
 A record names the moesim model spec you wrote for the model (`config.model_spec`, relative to the record's
 folder): moesim simulates the layers that spec says (dense ones included), at the widths it gives. Timings come
-from annotate.timed_steps or profile_step (CUDA events around each step, the host probe after it).
+from annotate.timed_steps or profile_step (CUDA events around each step, the host probe after it). Time the
+configurations you compare against before the one you profile: a process that has run the profiler issues its
+steps slower afterwards, and its probe reads higher still (data/calibration/2026-11-28-nvidia-h200-profiler-aftermath).
 
     from torch_stacks.annotate import annotate, profile_step
     from torch_stacks.own_records import record_name, trace_path, write_record
