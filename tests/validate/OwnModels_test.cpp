@@ -76,6 +76,15 @@ TEST(OwnModels, ALearnedProfileWithTheHostProbePredictsOtherConfigurationsAndLea
       stacks.push_back({model, experts, traced, "lease-e", {"lease-e", "lease-f"}, kDirH200, "h200"});
       stacks.push_back({model, experts, traced, "lease-f", {"lease-f", "lease-e"}, kDirH200, "h200"});
     }
+  // a third H200 host, OLMoE grouped_mm only, its traced configuration profiled after the others were timed
+  // (data/calibration/2026-11-28-nvidia-h200-profiler-aftermath: a profiled process slows, its probe more)
+  stacks.push_back({"olmoe-1b-7b",
+                    "grouped_mm",
+                    "olmoe-1b-7b.hf-grouped_mm" + one_layer,
+                    "lease-g",
+                    {"lease-g"},
+                    kDirH200,
+                    "h200"});
   // its first layer dense: traced with it and one MoE layer
   const std::string dsv2 = "deepseek-v2-lite.hf-grouped_mm.ep1.t2048.s2048.l2.train.regular.natural";
   stacks.push_back({"deepseek-v2-lite", "grouped_mm", dsv2, "lease-c", {"lease-c"}, kDir, "h100", true});
