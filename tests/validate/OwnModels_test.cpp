@@ -2,7 +2,7 @@
 // Qwen1.5-MoE (random weights, grouped_mm and eager experts) and DeepSeek-V2-Lite (grouped_mm, first layer
 // dense), annotated by kernels/torch_stacks/annotate.py and timed by
 // kernels/tools/trace_transformers_model.py on H100 leases A-C
-// (data/calibration/2026-11-28-nvidia-h100-transformers-own-records) and H200 leases E and F
+// (data/calibration/2026-11-28-nvidia-h100-transformers-own-records) and H200 leases E, F and G
 // (data/calibration/2026-11-28-nvidia-h200-transformers-own-records). A profile learned from a lease's one
 // traced training step (T 2048, one layer; DeepSeek two) predicts the seven other configurations of that
 // lease (2 and 4 layers, 2,048-8,192 tokens, forward and training) and all eight of the GPU's other lease,
@@ -110,8 +110,10 @@ TEST(OwnModels, ALearnedProfileWithTheHostProbePredictsOtherConfigurationsAndLea
       EXPECT_GE(p.count, 6u);
       // DeepSeek-V2-Lite's probe misleads on both GPUs (18.0% and 25.7% with it, 6.0% and 11.4% without): its
       // traced step's probe read 10.3 and 10.8 us, below every other record's of its lease (12.9-19.9,
-      // 11.4-20.7), whose steps did not slow by as much. Why is not measured; its row is held to the bound
-      // without the probe, and its probe figure still counts in the median below.
+      // 11.4-20.7), whose steps did not slow by as much. Those records were timed after the process had
+      // profiled the traced step, which slows a process and its probe more (the aftermath data above; the
+      // model was not re-run): its row is held to the bound without the probe, its probe figure still counts
+      // in the median below.
       EXPECT_LE(st.probe_misleads ? l.median : p.median, 20.0) << stack << " " << st.hw << " " << lease;
       medians.push_back(p.median);
     }
