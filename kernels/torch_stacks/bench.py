@@ -1,4 +1,4 @@
-"""Runs one configuration: builds the stack, times it, traces it if asked, and returns its record."""
+"""Runs one configuration: builds the stack, times it and returns its record; traces it when asked."""
 import functools
 import gzip
 import os
@@ -88,32 +88,49 @@ def trace_steps(step, ctx, cfg, path):
     return os.path.basename(path)
 
 
-def run_configs(cfgs, ctx, out_dir, builder, specs=None):
+def build_steps(cfgs, ctx, builder, specs=None):
+    """The stack of `cfgs` (one configuration, or a regular/farskip pair on one stack) and a step per
+    configuration; returns (module, steps, the record's config additions)."""
+    first = cfgs[0]
+    shape = scaled(load_layer_shape(model_path(first.model, specs)), first.scale)
+    repo = os.path.join(specs_dir(), "..", "..")
+    common = {"model_file": os.path.relpath(model_path(first.model, specs), repo),
+              "shape": {"hidden": shape.hidden, "attention": vars(shape.attention), "experts": shape.experts,
+                        "top_k": shape.top_k, "expert_ffn": shape.expert_ffn,
+                        "shared_experts": shape.shared_experts, "shared_ffn": shape.shared_ffn}}
+    torch.manual_seed(first.seed * 31 + ctx.rank)
+    module, forward, info = builder(first, shape, ctx)
+    dtype = TORCH_DTYPES[first.dtype]
+    gen = torch.Generator(device=ctx.device).manual_seed(first.seed * 131 + ctx.rank)
+    x = torch.randn(first.tokens, shape.hidden, generator=gen, device=ctx.device, dtype=torch.float32).to(dtype)
+    grad = torch.randn(first.tokens, shape.hidden, generator=gen, device=ctx.device, dtype=torch.float32).to(dtype)
+    forwards = [forward] if len(cfgs) == 1 else [functools.partial(module.run, schedule=c.schedule) for c in cfgs]
+    steps = [make_step(module, f, c, x, grad) for f, c in zip(forwards, cfgs)]
+    return module, steps, dict(common, **info)
+
+
+def free_memory(ctx):
+    if ctx.is_cuda:
+        torch.cuda.empty_cache()
+        torch.cuda.reset_peak_memory_stats(ctx.device)
+
+
+def run_configs(cfgs, ctx, builder, specs=None):
     """Measures one configuration, or a regular/farskip pair (configurations equal but for the schedule)
     interleaved on one stack built once, so both schedules run the same weights, inputs and routing; returns
     one record per configuration on rank 0 (None elsewhere). A pair's records carry the speedup and its
-    bootstrap interval (timing.speedup) and name each other (pair)."""
+    bootstrap interval (timing.speedup) and name each other (pair). Traces come from trace_configs, run after
+    every timing of the process: a process that has run the profiler issues its steps slower afterwards
+    (data/calibration/2026-11-28-nvidia-h200-profiler-aftermath)."""
     first = cfgs[0]
     records = [{"schema_version": SCHEMA_VERSION, "kind": "moesim-torch-stack-run", "name": c.name(ctx.world),
-                "provenance": prov.provenance(), "config": dict(c.as_dict(), ep=ctx.world)} for c in cfgs]
+                "provenance": prov.provenance(), "config": dict(c.as_dict(), ep=ctx.world, trace_iters=0,
+                                                                trace_all_ranks=False)} for c in cfgs]
     results = [{"rank": ctx.rank} for _ in cfgs]
     try:
-        shape = scaled(load_layer_shape(model_path(first.model, specs)), first.scale)
-        repo = os.path.join(specs_dir(), "..", "..")
-        common = {"model_file": os.path.relpath(model_path(first.model, specs), repo),
-                  "shape": {"hidden": shape.hidden, "attention": vars(shape.attention), "experts": shape.experts,
-                            "top_k": shape.top_k, "expert_ffn": shape.expert_ffn,
-                            "shared_experts": shape.shared_experts, "shared_ffn": shape.shared_ffn}}
-        torch.manual_seed(first.seed * 31 + ctx.rank)
-        module, forward, info = builder(first, shape, ctx)
+        module, steps, added = build_steps(cfgs, ctx, builder, specs)
         for record in records:
-            record["config"].update(common, **info)
-        dtype = TORCH_DTYPES[first.dtype]
-        gen = torch.Generator(device=ctx.device).manual_seed(first.seed * 131 + ctx.rank)
-        x = torch.randn(first.tokens, shape.hidden, generator=gen, device=ctx.device, dtype=torch.float32).to(dtype)
-        grad = torch.randn(first.tokens, shape.hidden, generator=gen, device=ctx.device, dtype=torch.float32).to(dtype)
-        forwards = [forward] if len(cfgs) == 1 else [functools.partial(module.run, schedule=c.schedule) for c in cfgs]
-        steps = [make_step(module, f, c, x, grad) for f, c in zip(forwards, cfgs)]
+            record["config"].update(added)
         before = prov.gpu_state(ctx.device)
         timings = time_steps(steps, ctx, first.warmup, first.iters, make_probe(ctx.device))
         after = prov.gpu_state(ctx.device)
@@ -121,10 +138,6 @@ def run_configs(cfgs, ctx, out_dir, builder, specs=None):
             result.update(gpu_before=before, **timing, gpu_after=after)
             if ctx.is_cuda:
                 result["max_memory_MiB"] = torch.cuda.max_memory_allocated(ctx.device) // 2**20
-        for result, step, c, record in zip(results, steps, cfgs, records):
-            if c.trace_iters:
-                trace = os.path.join(out_dir, f"{record['name']}.rank{ctx.rank}.trace.json.gz")
-                result["trace"] = trace_steps(step, ctx, c, trace)
             result["status"] = "ok"
     except Exception as e:  # noqa: BLE001 (a failed config is recorded, the matrix goes on)
         for result in results:
@@ -132,10 +145,8 @@ def run_configs(cfgs, ctx, out_dir, builder, specs=None):
             result["error"] = f"{type(e).__name__}: {e}".splitlines()[0][:500]
             result["traceback"] = traceback.format_exc()[-2000:]
     finally:
-        module = forward = forwards = steps = x = grad = None  # noqa: F841 (free the GPU memory before the next)
-        if ctx.is_cuda:
-            torch.cuda.empty_cache()
-            torch.cuda.reset_peak_memory_stats(ctx.device)
+        module = steps = None  # noqa: F841 (free the GPU memory before the next)
+        free_memory(ctx)
     gathered = [ctx.gather(result) for result in results]
     if ctx.rank != 0:
         return None
@@ -143,6 +154,48 @@ def run_configs(cfgs, ctx, out_dir, builder, specs=None):
     if len(records) == 2:
         pair_records(*records)
     return records
+
+
+def trace_configs(cfgs, ctx, out_dir, builder, specs=None):
+    """Traces the configurations of `cfgs` that ask for it (trace_iters) on a stack built again as run_configs
+    built it, after its warm-up steps; returns on rank 0, per configuration, the traced ranks' trace files (an
+    empty list where none), or the error that stopped it (a str); None elsewhere."""
+    first = cfgs[0]
+    result = {"rank": ctx.rank, "traces": [None] * len(cfgs)}
+    try:
+        module, steps, _ = build_steps(cfgs, ctx, builder, specs)
+        for _ in range(first.warmup):
+            for step in steps:
+                step()
+        ctx.synchronize()
+        for i, (step, c) in enumerate(zip(steps, cfgs)):
+            if c.trace_iters:
+                trace = os.path.join(out_dir, f"{c.name(ctx.world)}.rank{ctx.rank}.trace.json.gz")
+                result["traces"][i] = trace_steps(step, ctx, c, trace)
+    except Exception as e:  # noqa: BLE001 (the records stand without their traces)
+        result["error"] = f"{type(e).__name__}: {e}".splitlines()[0][:500]
+    finally:
+        module = steps = None  # noqa: F841
+        free_memory(ctx)
+    ranks = ctx.gather(result)
+    if ctx.rank != 0:
+        return None
+    failed = [r for r in ranks if r.get("error")]
+    if failed:
+        return [f"rank {failed[0]['rank']}: {failed[0]['error']}"] * len(cfgs)
+    return [[r["traces"][i] for r in ranks if r["traces"][i]] for i in range(len(cfgs))]
+
+
+def add_traces(record, cfg, traces):
+    """The record of `cfg` with its traces (trace_configs' list for it): config.trace_iters, traces, and each
+    traced rank's trace."""
+    record["config"].update(trace_iters=cfg.trace_iters, trace_all_ranks=cfg.trace_all_ranks)
+    record["traces"] = traces
+    for rank in record["ranks"]:
+        name = f"{record['name']}.rank{rank['rank']}.trace.json.gz"
+        if name in traces:
+            rank["trace"] = name
+    return record
 
 
 def finish_record(record, ranks):

@@ -13,7 +13,7 @@ import time
 
 import torch.distributed as dist
 
-from .bench import native_builder, run_configs
+from .bench import add_traces, native_builder, run_configs, trace_configs
 from .config import HF_STYLES, MATRICES, NATIVE_STYLES, RunConfig, interleave, matrix
 from .distributed import close_context, init_context
 
@@ -117,6 +117,31 @@ def speedup_text(record):
     return f"  speedup {speedup['estimate']:.3f} [{speedup['ci95'][0]:.3f}, {speedup['ci95'][1]:.3f}]"
 
 
+def trace_units(to_trace, ctx, args, start):
+    """Traces the timed units that ask for it and adds the traces to their records. After every timing: a process
+    that has run the profiler issues its steps slower (data/calibration/2026-11-28-nvidia-h200-profiler-aftermath)."""
+    for done, (unit, paths) in enumerate(to_trace):
+        if past_deadline(ctx, start, args.deadline):
+            if ctx.rank == 0:
+                print(f"# deadline reached: {len(to_trace) - done} units left untraced", flush=True)
+            return
+        traces = trace_configs(list(unit), ctx, args.out, builder_for(unit[0].style), args.specs)
+        if ctx.rank != 0:
+            continue
+        for cfg, path, found in zip(unit, paths, traces):
+            with open(path, encoding="utf-8") as f:
+                record = json.load(f)
+            if not cfg.trace_iters or record["status"] != "ok":
+                continue
+            if isinstance(found, str):
+                print(f"{os.path.basename(path)}: not traced: {found}", flush=True)
+                continue
+            with open(path, "w", encoding="utf-8") as f:  # this run's own record
+                json.dump(add_traces(record, cfg, found), f, indent=1)
+                f.write("\n")
+            print(f"{os.path.basename(path)}: traced ({', '.join(found)})", flush=True)
+
+
 def main(argv=None):
     args = parse_args(sys.argv[1:] if argv is None else argv)
     start = time.monotonic()
@@ -124,17 +149,22 @@ def main(argv=None):
     os.makedirs(args.out, exist_ok=True)
     failed = 0
     rows = []
+    to_trace = []  # (unit, its records' paths): traced once every configuration is timed
     try:
         for unit in units_from(args, ctx.world):
             began = time.monotonic()
             if past_deadline(ctx, start, args.deadline):
                 records = [skipped_record(cfg, ctx.world) for cfg in unit] if ctx.rank == 0 else None
             else:
-                records = run_configs(list(unit), ctx, args.out, builder_for(unit[0].style), args.specs)
+                records = run_configs(list(unit), ctx, builder_for(unit[0].style), args.specs)
+            if any(c.trace_iters for c in unit):  # every rank alike (a failed unit's record is left as it is)
+                to_trace.append((unit, []))
             if ctx.rank != 0:
                 continue
             for record in records:
-                write_exclusive(os.path.join(args.out, record["name"] + ".json"), record)
+                path = write_exclusive(os.path.join(args.out, record["name"] + ".json"), record)
+                if to_trace and to_trace[-1][0] is unit:
+                    to_trace[-1][1].append(path)
                 failed += record["status"] == "failed"
                 p50 = record.get("timing", {}).get("step", {}).get("p50")
                 rows.append((record["name"], record["status"], p50, time.monotonic() - began))
@@ -142,6 +172,7 @@ def main(argv=None):
                       f"{'' if p50 is None else f'{p50:10.3f} ms'} ({rows[-1][3]:.1f} s)"
                       + (f"  {record.get('error')}" if record["status"] != "ok" else "")
                       + speedup_text(record), flush=True)
+        trace_units(to_trace, ctx, args, start)
     finally:
         close_context(ctx)
     if ctx.rank == 0:

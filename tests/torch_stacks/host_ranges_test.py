@@ -1,6 +1,6 @@
 """torch_stacks.host_ranges end to end on the CPU (gloo, 2 processes, tiny widths): one entry per step run
-(warm-up, timed, the profiler's warm-up and profiled), the last two marked profiled, every forward op range of
-both layers timed in each, and a range never longer than its step; every rank's timeline in time order, the
+(warm-up, timed, then after every timing the rebuilt stack's warm-up, the profiler's warm-up and profiled), the
+last two marked profiled, the record naming its trace; every forward op range of both layers timed in each, and a range never longer than its step; every rank's timeline in time order, the
 expert-parallel path's marks inside their op's range, and the split-size exchange returning on no rank before
 the last rank reached it (one clock for the processes of a host); each rank's host probe after every timed
 step. Needs torch."""
@@ -31,13 +31,21 @@ class HostRangesTest(unittest.TestCase):
                 peer_steps = json.load(f)["steps"]
             [record_file] = [n for n in os.listdir(out) if n.endswith(".balanced.json")]
             with open(os.path.join(out, record_file), encoding="utf-8") as f:
-                ranks = json.load(f)["ranks"]
+                record = json.load(f)
+            ranks = record["ranks"]
+            # traced after the timing, the record says so
+            trace = record_file[:-len(".json")] + ".rank0.trace.json.gz"
+            self.assertEqual(record["traces"], [trace])
+            self.assertEqual(ranks[0]["trace"], trace)
+            self.assertEqual(record["config"]["trace_iters"], TRACE_ITERS)
+            self.assertTrue(os.path.exists(os.path.join(out, trace)))
         # Every rank's record has the host probe of each timed step.
         for r in ranks:
             self.assertEqual(len(r["host_probe_us"]), ITERS)
             self.assertTrue(all(us > 0 for us in r["host_probe_us"]))
-        self.assertEqual(len(steps), WARMUP + ITERS + TRACE_ITERS + 1)
-        self.assertEqual([s["profiled"] for s in steps], [False] * (WARMUP + ITERS) + [True] * (TRACE_ITERS + 1))
+        self.assertEqual(len(steps), WARMUP + ITERS + WARMUP + TRACE_ITERS + 1)
+        self.assertEqual([s["profiled"] for s in steps],
+                         [False] * (WARMUP + ITERS + WARMUP) + [True] * (TRACE_ITERS + 1))
         for s in steps:
             names = {name for name, _ in s["ranges"]}
             for layer in range(LAYERS):
