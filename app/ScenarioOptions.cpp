@@ -125,10 +125,8 @@ void add_scenario_options(CLI::App& sub, ScenarioOptions& o) {
          "--impl", o.impl,
          "Implementation profile: how the software stack runs each op (kernels, host launch costs, host "
          "syncs): fused (the in-tree runner) | eager, grouped (hand-written PyTorch MoE layers: a loop over "
-         "the "
-         "experts, a grouped GEMM) | hf-eager, hf-grouped_mm (transformers' models as they ship) | a JSON "
-         "file "
-         "from moesim calibrate --torch-trace --impl-out; `moesim list impls` describes them")
+         "the experts, a grouped GEMM) | hf-eager, hf-grouped_mm (transformers' models as they ship) | a "
+         "JSON file from moesim calibrate --torch-trace --impl-out; `moesim list impls` describes them")
       ->capture_default_str();
   sub.add_option("--host-speed", o.host_speed,
                  "Host CPU speed relative to the one the implementation's host costs were measured on (host "

@@ -80,7 +80,8 @@ def main():
     # The traced configuration runs last: a process that has run the profiler issues later steps slower, and its
     # host probe rises more than its steps do (H200: OLMoE grouped_mm 11.1-11.7 ms before one profiled step,
     # 14.5-14.8 after, the probe 15-16 us -> 23 us; data/calibration/2026-11-28-nvidia-h200-profiler-aftermath).
-    configs = [c for c in (parse_config(c, args.seq) for c in args.time.split(",") if c) if c != traced] + [traced]
+    timed = [parse_config(c, args.seq) for c in args.time.split(",") if c]
+    configs = [c for c in timed if c != traced] + [traced]
     models = {}
     for tokens, layers, phase in configs:
         if layers not in models:

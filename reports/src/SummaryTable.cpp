@@ -80,10 +80,8 @@ void print_summary(std::ostream& out, const std::vector<const schedules::Simulat
     if (host_pct >= kHostBoundPct)
       out << fmt::format(
           "# host-bound ({}): the host's launches and syncs are {:.0f}% of the critical path, so the step "
-          "moves with "
-          "the host's speed (hosts of one GPU kind differ up to 2-3x): --host-speed S, or --host-probe US "
-          "with a "
-          "profile that carries a probe (docs/usage.md)\n",
+          "moves with the host's speed (hosts of one GPU kind differ up to 2-3x): --host-speed S, or "
+          "--host-probe US with a profile that carries a probe (docs/usage.md)\n",
           schedule_and_engine(*r), host_pct);
     for (const auto& g : r->figures) {
       for (const auto& text : g.summary) out << text << "\n";
