@@ -2,12 +2,13 @@
 # Times (and traces a chosen few of) the PyTorch reference stacks of kernels/torch_stacks on a GPU node,
 # one JSON record per configuration, packed for the way back.
 #
-#   kernels/tools/run_torch_stacks.sh OUT_DIR PLAN        PLAN: x4 | x2 | x2i | x4i
+#   kernels/tools/run_torch_stacks.sh OUT_DIR PLAN        PLAN: x4 | x2 | x1 | x2i | x4i
 #
 #   x4  (4 GPUs)  phase A: matrix `device` at EP 4 on all four GPUs; then phase B, three groups at once on
 #       separate GPUs: `device` at EP 2 (GPUs 0,1), `device` at EP 1 (GPU 2), `device-hf` (GPU 3).
-#   x2  (2 GPUs)  phase A: `device` at EP 2; phase B at once: `device` at EP 1 (GPU 0) and `device-hf`
-#       (GPU 1).
+#   x2  (2 GPUs)  one group after another: `device` at EP 2, `device` at EP 1 (GPU 0), `device-hf` (GPU 0).
+#       (Until 2026-11-28 the last two ran at once, sharing the host's CPUs; see x2i.)
+#   x1  (1 GPU)   `device` at EP 1, then `device-hf`.
 #   x2i (2 GPUs)  the FarSkip pairs of `device` at EP 2, interleaved (run --interleave: regular and farskip
 #       on one stack, steps alternating, speedup with a bootstrap 95% interval), TS_REPEATS times (default
 #       2) one after another into rep1/, rep2/, ...; TS_ITERS timed steps of each schedule (default 40),
@@ -29,8 +30,8 @@
 # TS_DEVICE=cpu runs the same command on the CPU, matrix `device` replaced by `cpu-smoke`
 # (a smoke test of the script before device time; CUDA_VISIBLE_DEVICES is then ignored).
 set -u
-if [ $# -ne 2 ] || ! [[ "$2" =~ ^(x4|x2|x2i|x4i)$ ]]; then
-  echo "usage: $0 OUT_DIR x4|x2|x2i|x4i" >&2
+if [ $# -ne 2 ] || ! [[ "$2" =~ ^(x4|x2|x1|x2i|x4i)$ ]]; then
+  echo "usage: $0 OUT_DIR x4|x2|x1|x2i|x4i" >&2
   exit 2
 fi
 out_dir=$1 plan=$2
@@ -110,9 +111,9 @@ elif [ "$plan" = x4i ]; then
   done
   interleaved ep2-rep1 0,1 2 "$deadline_b" 29570 2
 else
-  group ep2 0,1 2 device "$deadline_a" 29542
-  group ep1 0 1 device "$deadline_b" 0 &
-  group hf 1 1 device-hf "$deadline_b" 0 &
+  [ "$plan" = x2 ] && group ep2 0,1 2 device "$deadline_a" 29542
+  group ep1 0 1 device "$deadline_b" 0
+  group hf 0 1 device-hf "$deadline_b" 0
 fi
 wait
 pack
