@@ -4,10 +4,10 @@
 #
 #   kernels/tools/run_torch_stacks.sh OUT_DIR PLAN        PLAN: x4 | x2 | x1 | x2i | x4i
 #
-#   x4  (4 GPUs)  phase A: matrix `device` at EP 4 on all four GPUs; then phase B, three groups at once on
-#       separate GPUs: `device` at EP 2 (GPUs 0,1), `device` at EP 1 (GPU 2), `device-hf` (GPU 3).
-#   x2  (2 GPUs)  one group after another: `device` at EP 2, `device` at EP 1 (GPU 0), `device-hf` (GPU 0).
-#       (Until 2026-11-28 the last two ran at once, sharing the host's CPUs; see x2i.)
+#   x4  (4 GPUs)  one group after another: matrix `device` at EP 4, at EP 2 (GPUs 0,1), at EP 1 (GPU 0), then
+#       `device-hf` (GPU 0). (Until 2026-11-28 the x4 and x2 plans ran the groups after the first at once,
+#       sharing the host's CPUs; see x2i.)
+#   x2  (2 GPUs)  as x4 from its EP 2 group on.
 #   x1  (1 GPU)   `device` at EP 1, then `device-hf`.
 #   x2i (2 GPUs)  the FarSkip pairs of `device` at EP 2, interleaved (run --interleave: regular and farskip
 #       on one stack, steps alternating, speedup with a bootstrap 95% interval), TS_REPEATS times (default
@@ -22,6 +22,7 @@
 #       one repeat (at most 170 + 50 + 180 + 50 s); two repeats fit with TS_DEADLINE_A=160 TS_DEADLINE_B=130
 #       (384 s, the last two EP 2 pairs skipped).
 #
+# TS_GROUPS (x4, x2, x1), a space-separated list of ep4 ep2 ep1 hf, runs only those groups.
 # Each phase (x2i, x4i: each EP 4 or EP 2 repeat) starts no configuration after TS_DEADLINE_A seconds (x4i's
 # EP 2 bridge: TS_DEADLINE_B; defaults 170 / 180; the rest are recorded as skipped) and is killed after 50 s
 # more. Writes OUT_DIR/PLAN-records.tar.gz (records,
@@ -61,6 +62,7 @@ start=$SECONDS
 group() {
   local name=$1 gpus=$2 nproc=$3 matrix=$4 deadline=$5 port=$6
   shift 6
+  [ -n "${TS_GROUPS:-}" ] && ! [[ " $TS_GROUPS " == *" $name "* ]] && return
   [ "$device" = cpu ] && matrix=$(sed -E 's/(^|,)device(,|$)/\1cpu-smoke\2/g' <<< "$matrix")
   local cmd=(python3 -m torch_stacks.run)
   [ "$nproc" -gt 1 ] && cmd=(python3 -m torch_stacks.launch --nproc "$nproc" --port "$port" --)
@@ -96,12 +98,7 @@ pack() {
   (cd "$work" && tar -czf "$out_dir/$plan-records.tar.gz" --exclude='*.trace.json.gz' .)
 }
 
-if [ "$plan" = x4 ]; then
-  group ep4 0,1,2,3 4 device "$deadline_a" 29541
-  group ep2 0,1 2 device-ci,device "$deadline_b" 29542 &
-  group ep1 2 1 device-ci,device "$deadline_b" 0 &
-  group hf 3 1 device-hf "$deadline_b" 0 &
-elif [ "$plan" = x2i ]; then
+if [ "$plan" = x2i ]; then
   for rep in $(seq 1 "${TS_REPEATS:-2}"); do
     interleaved "rep$rep" 0,1 2 "$deadline_a" $((29550 + rep)) "$rep"
   done
@@ -111,7 +108,8 @@ elif [ "$plan" = x4i ]; then
   done
   interleaved ep2-rep1 0,1 2 "$deadline_b" 29570 2
 else
-  [ "$plan" = x2 ] && group ep2 0,1 2 device "$deadline_a" 29542
+  [ "$plan" = x4 ] && group ep4 0,1,2,3 4 device "$deadline_a" 29541
+  [ "$plan" != x1 ] && group ep2 0,1 2 device "$deadline_a" 29542
   group ep1 0 1 device "$deadline_b" 0
   group hf 0 1 device-hf "$deadline_b" 0
 fi
