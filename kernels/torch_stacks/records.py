@@ -5,6 +5,8 @@
   python3 -m torch_stacks.records speedups DIR...  per FarSkip pair: speedup, its bootstrap 95% interval
                                                    within the call, and the difference between calls
   python3 -m torch_stacks.records resummarize DIR... rewrite interleaved pairs' timing.speedup (this method)
+  python3 -m torch_stacks.records compare A B      step p50 of B over A per configuration both ran, per style:
+                                                   median, 10th and 90th percentile (two runs, hosts or tools)
 
 check: schema_version 1 and kind; status ok/failed/skipped; the config keys; for ok records the step
 statistics recomputed from the ranks' gpu_ms (per iteration the slowest rank; p50 the median); an
@@ -273,13 +275,49 @@ def resummarize(paths):
     return 0
 
 
+def _p50_by_configuration(path):
+    out = {}
+    for f in record_files([path]):
+        r = load(f)
+        c = r.get("config", {})
+        if r.get("status") == "ok" and c.get("scale", 1) == 1:
+            out[configuration(c) + (c["schedule"],)] = r["timing"]["step"]["p50"]
+    return out
+
+
+def _quantile(sorted_values, q):
+    return sorted_values[min(len(sorted_values) - 1, int(q * len(sorted_values)))]
+
+
+def compare(paths):
+    """Per style (and all), over the configurations both folders ran: B's step p50 over A's."""
+    if len(paths) != 2:
+        print("compare: expected two folders, A and B", file=sys.stderr)
+        return 2
+    a, b = (_p50_by_configuration(p) for p in paths)
+    ratios = {}
+    for key in sorted(set(a) & set(b)):
+        for group in (key[1], "all"):
+            ratios.setdefault(group, []).append(b[key] / a[key])
+    if not ratios:
+        print("compare: no configuration in both", file=sys.stderr)
+        return 1
+    print("| style | configurations | B / A median | 10th percentile | 90th percentile |")
+    print("| --- | --- | --- | --- | --- |")
+    for group in sorted(ratios, key=lambda g: (g == "all", g)):
+        values = sorted(ratios[group])
+        print(f"| {group} | {len(values)} | {statistics.median(values):.3f} | {_quantile(values, 0.1):.3f} | "
+              f"{_quantile(values, 0.9):.3f} |")
+    return 0
+
+
 def main(argv=None):
     p = argparse.ArgumentParser(prog="torch_stacks.records", description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("action", choices=("check", "table", "speedups", "resummarize"))
+    p.add_argument("action", choices=("check", "table", "speedups", "resummarize", "compare"))
     p.add_argument("paths", nargs="+", help="record files or directories (searched recursively)")
     args = p.parse_args(sys.argv[1:] if argv is None else argv)
-    actions = {"check": check, "table": table, "speedups": speedups, "resummarize": resummarize}
+    actions = {"check": check, "table": table, "speedups": speedups, "resummarize": resummarize, "compare": compare}
     return actions[args.action](args.paths)
 
 
