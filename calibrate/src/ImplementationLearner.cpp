@@ -283,8 +283,14 @@ class OpLearner {
     // launch, not per FLOP: over every one-for-one GEMM of the committed traces, kernels the table puts under
     // 5 us ran 0.7 us (H100) and 1.6 us (H200) longer (median), those of 10-200 us at 0.9-1.0 of it. A rate
     // learned at Qwen3's 128-row experts would slow Mixtral's 512-row ones by the same factor; the excess per
-    // launch carries over instead. Whole-projection launches keep the rate: their shortfall scales with them.
-    if (step.repeat == ImplRepeat::PER_EXPERT && traced > fixed_ns + variable) {
+    // launch carries over instead. So for grouped GEMMs: torch._grouped_mm ran 0.72-0.92 of the profile's
+    // rate at 128-512 rows per expert and 0.95-1.01 at 768-8192 (2026-11-28 H200 traces, Qwen3,
+    // DeepSeek-V2-Lite, Mixtral at EP 1/2/4). Whole-projection launches keep the rate: their shortfall scales
+    // with them.
+    const bool grouped = std::all_of(gemms.begin(), gemms.end(), [](const detail::PredictedKernel& p) {
+      return p.cost.kind == models::KernelClass::GROUPED_GEMM;
+    });
+    if ((step.repeat == ImplRepeat::PER_EXPERT || grouped) && traced > fixed_ns + variable) {
       step.efficiency = 1;
       step.kernel_overhead_ns = (traced - fixed_ns - variable) / static_cast<double>(gemms.size());
     }
