@@ -294,6 +294,10 @@ def compare(paths):
     if len(paths) != 2:
         print("compare: expected two folders, A and B", file=sys.stderr)
         return 2
+    for path in paths:
+        if not os.path.isdir(path):
+            print(f"compare: {path}: not a folder of records", file=sys.stderr)
+            return 2
     a, b = (_p50_by_configuration(p) for p in paths)
     ratios = {}
     for key in sorted(set(a) & set(b)):

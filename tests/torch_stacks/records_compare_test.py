@@ -4,7 +4,7 @@ import json
 import os
 import tempfile
 import unittest
-from contextlib import redirect_stdout
+from contextlib import redirect_stderr, redirect_stdout
 
 from torch_stacks import records
 
@@ -39,8 +39,12 @@ class CompareTest(unittest.TestCase):
         self.assertEqual(rows["all"], ["3", "1.100", "0.800", "1.500"])
 
     def test_two_folders_are_needed(self):
-        with redirect_stdout(io.StringIO()):
+        err = io.StringIO()
+        with redirect_stderr(err):
             self.assertEqual(records.compare(["one"]), 2)
+            with tempfile.TemporaryDirectory() as a:
+                self.assertEqual(records.compare([a, os.path.join(a, "missing")]), 2)
+        self.assertIn("missing: not a folder of records", err.getvalue())
 
 
 if __name__ == "__main__":
