@@ -102,8 +102,8 @@ def main(argv=None):
         rows.append(measure(torch, case, args.warmup, args.iters))
         c = rows[-1]
         print(f"{c['model']:<18} {c['proj']} G {c['groups']:>3} R {c['rows_per_group']:>5} N {c['n']:>5} "
-              f"K {c['k']:>5}: fwd {c['forward_us']:9.1f} us ({c['forward_tflops']:6.1f} TF/s), bwd {c['backward_us']:9.1f} us, "
-              f"grouped / dense {c['grouped_over_dense']:.3f}", flush=True)
+              f"K {c['k']:>5}: fwd {c['forward_us']:9.1f} us ({c['forward_tflops']:6.1f} TF/s), "
+              f"bwd {c['backward_us']:9.1f} us, grouped / dense {c['grouped_over_dense']:.3f}", flush=True)
         torch.cuda.empty_cache()
     with open(args.out, "w", encoding="utf-8") as f:
         json.dump({"schema_version": 1, "kind": "moesim-torch-grouped-mm-bench",
