@@ -39,18 +39,10 @@ def cases(quick):
     return out
 
 
-def time_us(torch, fn, warmup, iters):
-    for _ in range(warmup):
-        fn()
-    samples = []
-    for _ in range(iters):
-        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        start.record()
-        fn()
-        end.record()
-        end.synchronize()
-        samples.append(start.elapsed_time(end) * 1e3)
-    return statistics.median(samples)
+def time_us(fn, warmup, iters):
+    """Median of single calls, each between two CUDA events (cuda_timing's samples with one call per sample)."""
+    from cuda_timing import per_call_us  # noqa: PLC0415 (imports torch)
+    return statistics.median(per_call_us(fn, warmup, iters, calls=1))
 
 
 def measure(torch, case, warmup, iters):
@@ -66,11 +58,11 @@ def measure(torch, case, warmup, iters):
         x.grad = w.grad = None
         torch.autograd.grad(torch._grouped_mm(x, w.transpose(-2, -1), offs=offs), (x, w), dy)
 
-    forward_us = time_us(torch, lambda: torch._grouped_mm(x, w.transpose(-2, -1), offs=offs), warmup, iters)
-    fwd_bwd_us = time_us(torch, backward, warmup, iters)
+    forward_us = time_us(lambda: torch._grouped_mm(x, w.transpose(-2, -1), offs=offs), warmup, iters)
+    fwd_bwd_us = time_us(backward, warmup, iters)
     dense_w = w[0].detach().transpose(0, 1).contiguous()  # [K, N]
     xd = x.detach()
-    dense_us = time_us(torch, lambda: torch.matmul(xd, dense_w), warmup, iters)
+    dense_us = time_us(lambda: torch.matmul(xd, dense_w), warmup, iters)
     flops = 2.0 * g * r * n * k
     return dict(case, forward_us=forward_us, backward_us=max(0.0, fwd_bwd_us - forward_us), dense_forward_us=dense_us,
                 forward_tflops=flops / forward_us / 1e6, dense_tflops=flops / dense_us / 1e6,
