@@ -7,8 +7,11 @@ process (the clocks are not locked, so only the ratio carries over between runs)
 
 Per case (a model's fc1 or fc2, a number of local experts, rows per expert): the forward call as the stack makes
 it (x [G*R, K] times the expert weights [G, N, K] transposed, offsets of the rows), its backward (dgrad and wgrad
-of both operands from one autograd call), and torch.matmul of x [G*R, K] by one [K, N] weight: the same FLOPs in
-one cuBLAS GEMM. Times are medians of CUDA-event timings of single calls after warm-up.
+of both operands from one autograd call, and each alone: autograd computes only the gradients asked for), and
+torch.matmul of x [G*R, K] by one [K, N] weight (and that GEMM's dgrad and wgrad): the same FLOPs in one cuBLAS
+GEMM. Times are medians of
+CUDA-event timings of single calls after warm-up; a sleep kernel holds the stream until the host has issued the
+call, so the host's dispatch (autograd's most of all) stays out of the GPU time.
 """
 import argparse
 import datetime
@@ -24,6 +27,17 @@ MODELS = (("qwen3-30b-a3b", 2048, 768, 128), ("deepseek-v2-lite", 2048, 1408, 64
 ROWS = (64, 128, 256, 384, 512, 768, 1024, 2048, 4096)
 EP = (1, 2, 4)
 MAX_FLOPS = 4e12  # per forward call: keeps the largest Mixtral cases to a few ms
+SKEWED_MEAN_ROWS = (128, 512)  # EP 1 cases whose rows per expert follow Zipf(1) around this mean
+
+
+def zipf_rows(groups, mean_rows):
+    """Rows per group in proportion to 1/(rank+1), multiples of 8 (the kernel's 16-byte alignment), at least 8,
+    summing to groups * mean_rows: skewed routing's tile padding differs from that of the mean."""
+    total = groups * mean_rows
+    weights = [1.0 / (g + 1) for g in range(groups)]
+    rows = [max(8, 8 * round(total * w / sum(weights) / 8)) for w in weights]
+    rows[0] += total - sum(rows)
+    return rows
 
 
 def cases(quick):
@@ -36,13 +50,20 @@ def cases(quick):
                     if 2.0 * groups * rows * n * k <= MAX_FLOPS:
                         out.append({"model": model, "proj": proj, "groups": groups, "rows_per_group": rows, "n": n,
                                     "k": k})
+            for mean_rows in () if quick or experts < 2 else SKEWED_MEAN_ROWS:
+                if 2.0 * experts * mean_rows * n * k <= MAX_FLOPS:
+                    out.append({"model": model, "proj": proj, "groups": experts, "rows_per_group": mean_rows, "n": n,
+                                "k": k, "rows": zipf_rows(experts, mean_rows)})
     return out
 
 
+HOLD_MS = 1.0  # longer than any call's host issue (autograd's backward of one op: ~0.1 ms)
+
+
 def time_us(fn, warmup, iters):
-    """Median of single calls, each between two CUDA events (cuda_timing's samples with one call per sample)."""
+    """Median of single calls, each between two CUDA events behind a hold (cuda_timing's samples, one call each)."""
     from cuda_timing import per_call_us  # noqa: PLC0415 (imports torch)
-    return statistics.median(per_call_us(fn, warmup, iters, calls=1))
+    return statistics.median(per_call_us(fn, warmup, iters, calls=1, hold_ms=HOLD_MS))
 
 
 def measure(torch, case, warmup, iters):
@@ -50,21 +71,28 @@ def measure(torch, case, warmup, iters):
     dev, dt = "cuda", torch.bfloat16
     x = torch.randn(g * r, k, device=dev, dtype=dt).mul_(0.02).requires_grad_()
     w = torch.randn(g, n, k, device=dev, dtype=dt).mul_(0.02).requires_grad_()
-    offs = torch.arange(1, g + 1, device=dev, dtype=torch.int32) * r
+    rows = torch.tensor(case.get("rows", [r] * g), device=dev, dtype=torch.int32)
+    offs = rows.cumsum(0, dtype=torch.int32)
     y = torch._grouped_mm(x, w.transpose(-2, -1), offs=offs)
     dy = torch.randn_like(y)
 
-    def backward():
-        x.grad = w.grad = None
-        torch.autograd.grad(torch._grouped_mm(x, w.transpose(-2, -1), offs=offs), (x, w), dy)
+    def backward(*wrt):
+        return lambda: torch.autograd.grad(torch._grouped_mm(x, w.transpose(-2, -1), offs=offs), wrt, dy)
 
     forward_us = time_us(lambda: torch._grouped_mm(x, w.transpose(-2, -1), offs=offs), warmup, iters)
-    fwd_bwd_us = time_us(backward, warmup, iters)
+    fwd_bwd_us = time_us(backward(x, w), warmup, iters)
+    fwd_dgrad_us = time_us(backward(x), warmup, iters)
+    fwd_wgrad_us = time_us(backward(w), warmup, iters)
     dense_w = w[0].detach().transpose(0, 1).contiguous()  # [K, N]
     xd = x.detach()
     dense_us = time_us(lambda: torch.matmul(xd, dense_w), warmup, iters)
+    dyd = dy.detach()
+    dense_dgrad_us = time_us(lambda: torch.matmul(dyd, dense_w.t()), warmup, iters)
+    dense_wgrad_us = time_us(lambda: torch.matmul(xd.t(), dyd), warmup, iters)
     flops = 2.0 * g * r * n * k
-    return dict(case, forward_us=forward_us, backward_us=max(0.0, fwd_bwd_us - forward_us), dense_forward_us=dense_us,
+    return dict(case, forward_us=forward_us, backward_us=max(0.0, fwd_bwd_us - forward_us),
+                dgrad_us=max(0.0, fwd_dgrad_us - forward_us), wgrad_us=max(0.0, fwd_wgrad_us - forward_us),
+                dense_forward_us=dense_us, dense_dgrad_us=dense_dgrad_us, dense_wgrad_us=dense_wgrad_us,
                 forward_tflops=flops / forward_us / 1e6, dense_tflops=flops / dense_us / 1e6,
                 grouped_over_dense=forward_us / dense_us)
 
@@ -102,7 +130,7 @@ def main(argv=None):
                    "date_utc": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
                    "torch": torch.__version__, "cuda": torch.version.cuda, "device": torch.cuda.get_device_name(),
                    "host": platform.node(), "gpu_before": before, "gpu_after": gpu_state(),
-                   "warmup": args.warmup, "iters": args.iters, "results": rows}, f, indent=1)
+                   "warmup": args.warmup, "iters": args.iters, "hold_ms": HOLD_MS, "results": rows}, f, indent=1)
         f.write("\n")
     return 0
 
