@@ -69,6 +69,33 @@ import statistics
 import sys
 
 
+# torch._grouped_mm on SM90 (aten/src/ATen/native/cuda/GroupMM.cu, torch 2.8-2.11): CUTLASS's grouped kernel
+# with a 2x1 cluster along the rows, 64x128 tiles where the rows per group (the launch's mean) or the columns
+# are at most 128, else 128x256: rows are computed in whole multiples of 128 and of 256.
+TORCH_GROUPED_MM_ROW_TILES = [{"max_mean_rows": 128, "rows": 128}, {"rows": 256}]
+STORE_MAX_ROWS = 512  # where the gradient's store is at least about a quarter of a grouped wgrad (H200)
+
+
+def grouped_mm_model(records):
+    """torch._grouped_mm's `grouped` model (IMPL_FORMAT.md) from torch_grouped_mm_bench records: at the fewest rows
+    per expert the forward streams its bytes (weights and rows), and their rate is the stream rate; a grouped wgrad
+    over a dense one of the same FLOPs (one process, one clock) is the store of the weight gradient, whose bytes
+    over that time are the store rate. Medians over the uniform cases (the Zipf cases are for checking it)."""
+    stream, store = [], []
+    for r in records:
+        fewest = min(x["rows_per_group"] for x in r["results"])
+        for c in r["results"]:
+            if "rows" in c:
+                continue
+            g, rows, n, k = c["groups"], c["rows_per_group"], c["n"], c["k"]
+            if rows == fewest:
+                stream.append(g * (rows * (n + k) + n * k) * 2 / (c["forward_us"] * 1e3))
+            if rows <= STORE_MAX_ROWS and c["wgrad_us"] > c["dense_wgrad_us"]:
+                store.append(g * n * k * 2 / ((c["wgrad_us"] - c["dense_wgrad_us"]) * 1e3))
+    return {"row_tiles": TORCH_GROUPED_MM_ROW_TILES, "stream_GB_per_s": round(statistics.median(stream)),
+            "store_GB_per_s": round(statistics.median(store))}
+
+
 def step_context(records):
     """Host cost of an op inside a step over its cost in a warm microbenchmark loop (forward, backward): the mean over
     the CUDA runs of torch_step_context of their ratios (chain of all distinct ops / cycle of 8)."""
@@ -193,8 +220,9 @@ class Costs:
     copy (the round trip beyond a launch, the GPU's: not scaled). Ops of every class cost alike: the layer cases
     differ by less than the bench's own spread."""
 
-    def __init__(self, host, launch, exchange, context, collective, index_add_slowdown, paths):
+    def __init__(self, host, launch, exchange, context, collective, index_add_slowdown, paths, grouped_mm):
         forward, backward = context["forward"], context["backward"]
+        self.grouped_mm = grouped_mm  # the `grouped` model of torch._grouped_mm's GEMM steps
         self.paths = paths
         self.context = context
         self.collective_context = collective
@@ -244,10 +272,12 @@ def mem(label, rows, width, bpe, host, repeat="once", when=None):
     return s
 
 
-def gemm(host, name="*", repeat="once"):
+def gemm(host, name="*", repeat="once", grouped=None):
     s = {"kind": "gemm", "label": "gemm" if name == "*" else name, "gemm": name, "efficiency": 1.0, "host_us": host}
     if repeat != "once":
         s["repeat"] = repeat
+    if grouped:
+        s["grouped"] = grouped
     return s
 
 
@@ -282,7 +312,7 @@ def backward_of(steps, c):
         elif s["kind"] == "gemm":
             name = s["gemm"]
             for part in (["*"] if name == "*" else [name + ".dgrad", name + ".wgrad"]):
-                out.append(gemm(c.backward_op(), part, s.get("repeat", "once")))
+                out.append(gemm(c.backward_op(), part, s.get("repeat", "once"), s.get("grouped")))
     return out
 
 
@@ -390,12 +420,13 @@ def swiglu_activation(c, rows, width, repeat="once"):
 
 def chunk_sorts(c):
     """EP > 1: the per-expert counts to the device and the received chunks sorted expert-major (split + cat,
-    Megatron's sort_chunks_by_idxs) before the experts, and sorted back after them: (before, after)."""
+    Megatron's sort_chunks_by_idxs) before the experts, and sorted back after them: (before, after). A sort's
+    gradient is the inverse sort: split views of the gradient and one cat, as many bytes as the forward's."""
     w = "ep>1"
 
     def sort(label):
         return dict(mem(label, "received_rows", "hidden", 4, c.op("cat"), when=w),
-                    host_us_per_chunk=c.exchange["chunk_forward"])
+                    host_us_per_chunk=c.exchange["chunk_forward"], backward_bytes=4)
     return ([no_grad(fixed("counts_to_device", 0, c.op("elementwise"), when=w)), no_grad(sync(c.notice, when=w)),
              sort("sort_chunks")], [sort("unsort_chunks")])
 
@@ -404,9 +435,10 @@ def grouped_experts(c):
     """Megatron's GroupedMLP: at EP > 1 the chunk sorts, offsets, two grouped GEMMs."""
     before, after = chunk_sorts(c)
     return (before + [no_grad(fixed("offsets", 0, c.op("reduction"))), no_grad(fixed("offsets_scan", 0, c.launch)),
-                      no_grad(fixed("prepare_grouped_gemm", 0, c.launch)), gemm(c.op("mm"), "fc1")]
+                      no_grad(fixed("prepare_grouped_gemm", 0, c.launch)), gemm(c.op("mm"), "fc1", grouped=c.grouped_mm)]
             + swiglu_activation(c, "received_rows", "expert_ffn")
-            + [no_grad(fixed("prepare_grouped_gemm", 0, c.launch)), gemm(c.op("mm"), "fc2")] + after)
+            + [no_grad(fixed("prepare_grouped_gemm", 0, c.launch)), gemm(c.op("mm"), "fc2", grouped=c.grouped_mm)]
+            + after)
 
 
 def loop_experts(c):
@@ -450,10 +482,10 @@ def transformers_experts(c):
     EP > 1 chunk sorts are `grouped`'s."""
     e, b = c.op("elementwise"), c.bytes_on_path
     before, after = chunk_sorts(c)
-    return (before + [no_grad(fixed("prepare_grouped_gemm", 0, c.launch)), gemm(c.op("mm"), "fc1"),
+    return (before + [no_grad(fixed("prepare_grouped_gemm", 0, c.launch)), gemm(c.op("mm"), "fc1", grouped=c.grouped_mm),
                       mem("zero_out_of_range_fc1", "received_rows", "expert_ffn", b(8, "masked_fill"), e)]
             + swiglu_activation(c, "received_rows", "expert_ffn")
-            + [no_grad(fixed("prepare_grouped_gemm", 0, c.launch)), gemm(c.op("mm"), "fc2"),
+            + [no_grad(fixed("prepare_grouped_gemm", 0, c.launch)), gemm(c.op("mm"), "fc2", grouped=c.grouped_mm),
                mem("zero_out_of_range_fc2", "received_rows", "hidden", b(4, "masked_fill"), e),
                mem("mul_weight", "received_rows", "hidden", b(4, "mul_rows"), e)] + after)
 
@@ -570,7 +602,7 @@ def main():
     measurements = {}
     for f in measurement_files:
         record = json.load(open(f))
-        measurements.setdefault(record.get("tool"), []).append((os.path.basename(f), record))
+        measurements.setdefault(record.get("tool", record.get("kind")), []).append((os.path.basename(f), record))
     # host-costs-1.json was written while torch_host_costs was still called moesim-torch-host-contention.
     host_costs = measurements.get("moesim-torch-host-costs", []) + measurements.get("moesim-torch-host-contention", [])
     contexts = measurements.get("moesim-torch-step-context", [])
@@ -578,14 +610,17 @@ def main():
     index_adds = measurements.get("moesim-torch-index-add-rates", [])
     paths = measurements.get("moesim-torch-elementwise-paths", [])
     jitters = measurements.get("moesim-torch-host-jitter", [])
+    grouped_mms = measurements.get("moesim-torch-grouped-mm-bench", [])
     if not host_costs or not contexts or not collectives or not index_adds or not paths or not jitters or \
-            len(host_costs) + len(contexts) + len(collectives) + len(index_adds) + len(paths) + len(jitters) != \
-            len(measurement_files):
+            not grouped_mms or len(host_costs) + len(contexts) + len(collectives) + len(index_adds) + len(paths) + \
+            len(jitters) + len(grouped_mms) != len(measurement_files):
         sys.exit("make_builtins: MEASUREMENTS must be torch_host_costs, torch_step_context, torch_op_context, "
-                 "torch_index_add_rates, torch_elementwise_paths and torch_host_jitter records, at least one of each")
+                 "torch_index_add_rates, torch_elementwise_paths, torch_host_jitter and torch_grouped_mm_bench "
+                 "records, at least one of each")
     c = Costs(host, launch_results, exchange_costs([r for _, r in host_costs]),
               step_context([r for _, r in contexts]), collective_context([r for _, r in collectives]),
-              index_add_slowdown([r for _, r in index_adds]), elementwise_paths([r for _, r in paths]))
+              index_add_slowdown([r for _, r in index_adds]), elementwise_paths([r for _, r in paths]),
+              grouped_mm_model([r for _, r in grouped_mms]))
     # The host costs come from several machines: the dispatch bench's, and the GPU hosts that measured the
     # exchange's host work and the step's and a collective's context.
     gpu_hosts = sorted({r.get("cpu_model", "") for _, r in host_costs + contexts + collectives} - {""})
@@ -625,7 +660,12 @@ def main():
             ("hf-grouped_mm", "transformers-grouped_mm", "transformers' MoE decoder models with "
              "experts_implementation=\"grouped_mm\" (its grouped_mm_experts_forward: sort, gather, masked rows, two "
              "torch._grouped_mm, weighted sum over the top-k)" + model_ops, True)):
-        p = profile(name, style, c, inputs, what + "; " + sources, model)
+        grouped_mm = "" if style == "loop" else (
+            f"; torch._grouped_mm's groups each their own roofline: rows in tiles of 128/256 (GroupMM.cu), bytes "
+            f"streamed at up to {c.grouped_mm['stream_GB_per_s']} GB/s and weight gradients stored at up to "
+            f"{c.grouped_mm['store_GB_per_s']} GB/s ({', '.join(n for n, _ in grouped_mms)}, "
+            f"torch_grouped_mm_bench, {', '.join(r['device'] for _, r in grouped_mms)})")
+        p = profile(name, style, c, inputs, what + "; " + sources + grouped_mm, model)
         with open(os.path.join(out_dir, name + ".json"), "w") as f:
             json.dump(p, f, indent=1)
             f.write("\n")

@@ -4,6 +4,7 @@
 #include <numeric>
 
 #include "moesim/common/Check.hpp"
+#include "moesim/cost/GroupedGemm.hpp"
 #include "moesim/cost/ImplementationQuantities.hpp"
 
 namespace moesim::cost {
@@ -162,7 +163,9 @@ class StepEmitter {
     for (const KernelCost& k : moesim_kernels(rows)) {
       if (k.kind != KernelClass::GEMM && k.kind != KernelClass::GROUPED_GEMM) continue;
       if (s.gemm != "*" && k.name != prefix + s.gemm) continue;
-      sim::KernelWork w = kernel_work(in_.hw, k, c_.dtype);
+      sim::KernelWork w = s.grouped && k.kind == KernelClass::GROUPED_GEMM
+                              ? grouped_gemm_work(in_.hw, k, c_.dtype, rows_, *s.grouped)
+                              : kernel_work(in_.hw, k, c_.dtype);
       w.compute_ns /= s.efficiency;
       w.memory_ns /= s.efficiency;
       w.fixed_ns += s.kernel_overhead_ns;

@@ -113,6 +113,47 @@ models::LayerOp read_op(JsonObject& object) {
   object.fail("op", "expected one of moesim's layer ops: " + accepted);
 }
 
+// Rules in order; every rule but the last bounds the mean rows it admits, more than the rule before, so that
+// every launch finds one.
+ImplGroupedGemm read_grouped(JsonObject g) {
+  ImplGroupedGemm out;
+  auto rules = g.object_array("row_tiles");
+  if (rules.empty()) g.fail("row_tiles", "expected at least one {\"rows\": N} rule");
+  for (std::size_t i = 0; i < rules.size(); ++i) {
+    JsonObject& r = rules[i];
+    ImplRowTile tile;
+    tile.rows = r.positive_integer("rows");
+    const bool last = i + 1 == rules.size();
+    if (r.has("max_mean_rows")) {
+      if (last) r.fail("max_mean_rows", "the last rule must admit any launch: leave max_mean_rows out");
+      tile.max_mean_rows = r.positive_integer("max_mean_rows");
+      if (!out.row_tiles.empty() && tile.max_mean_rows <= out.row_tiles.back().max_mean_rows)
+        r.fail("max_mean_rows", "must grow from rule to rule");
+    } else if (!last) {
+      r.fail("max_mean_rows", "required on every rule but the last");
+    }
+    r.finish();
+    out.row_tiles.push_back(tile);
+  }
+  out.stream_bytes_per_s = bounded(g, "stream_GB_per_s", 0, 1e6, false) * 1e9;
+  out.store_bytes_per_s = bounded(g, "store_GB_per_s", 0, 1e6, false) * 1e9;
+  g.finish();
+  return out;
+}
+
+nlohmann::json grouped_to_json(const ImplGroupedGemm& g) {
+  nlohmann::json rules = nlohmann::json::array();
+  for (const ImplRowTile& t : g.row_tiles) {
+    nlohmann::json r = nlohmann::json::object();
+    if (t.max_mean_rows > 0) r["max_mean_rows"] = t.max_mean_rows;
+    r["rows"] = t.rows;
+    rules.push_back(r);
+  }
+  return {{"row_tiles", rules},
+          {"stream_GB_per_s", g.stream_bytes_per_s * 1e-9},
+          {"store_GB_per_s", g.store_bytes_per_s * 1e-9}};
+}
+
 ImplStep read_step(JsonObject s, models::LayerOp op) {
   ImplStep step;
   step.kind = read_enum(s, "kind", kKindNames);
@@ -130,6 +171,7 @@ ImplStep read_step(JsonObject s, models::LayerOp op) {
       step.efficiency = bounded(s, "efficiency", 1 / kMaxFactor, kMaxFactor, true);
       if (s.has("kernel_overhead_us"))
         step.kernel_overhead_ns = bounded(s, "kernel_overhead_us", 0, kMaxMicroseconds, true) * 1e3;
+      if (auto grouped = s.optional_object("grouped")) step.grouped = read_grouped(std::move(*grouped));
       break;
     case ImplStepKind::ATTENTION:
       if (op != models::LayerOp::ATTN_CORE) s.fail("kind", "attention steps belong to attn_core only");
@@ -177,6 +219,7 @@ nlohmann::json step_to_json(const ImplStep& s) {
       j["gemm"] = s.gemm;
       j["efficiency"] = s.efficiency;
       if (s.kernel_overhead_ns > 0) j["kernel_overhead_us"] = s.kernel_overhead_ns * 1e-3;
+      if (s.grouped) j["grouped"] = grouped_to_json(*s.grouped);
       break;
     case ImplStepKind::ATTENTION:
       j["time_factor"] = s.time_factor;

@@ -8,6 +8,7 @@
  * `fused` is the empty profile: every op keeps the in-tree runner's kernel inventory
  * (models::layer_op_kernels).
  */
+#include <cstdint>
 #include <map>
 #include <memory>
 #include <nlohmann/json_fwd.hpp>
@@ -74,6 +75,29 @@ enum class ImplCondition {
   QK_NORM,      ///< only when the model normalizes queries and keys per head (models' attention.qk_norm)
 };
 
+/**
+ * @brief A rule of a grouped-GEMM kernel's row tiling: a launch whose mean rows per active group is at most
+ * `max_mean_rows` (0: any) computes every group in whole tiles of `rows` rows.
+ */
+struct ImplRowTile {
+  std::int64_t max_mean_rows = 0;
+  std::int64_t rows = 1;
+};
+
+/**
+ * @brief How a grouped-GEMM kernel family spends its time group by group (`grouped` of a GEMM step): each
+ * group is its own roofline. Forward and dgrad compute the group's rows rounded up to whole row tiles, or
+ * stream its bytes (its expert's weights and its rows), whichever takes longer; wgrad, whose reduction runs
+ * over the group's rows, computes them and then stores the expert's weight gradient, one after the other (the
+ * store ends each output tile). Bytes move at the kernel's own rate or the GPU's memory curve, whichever is
+ * slower: the kernel's SMs, not the HBM, set its pace on a GPU with HBM to spare.
+ */
+struct ImplGroupedGemm {
+  std::vector<ImplRowTile> row_tiles;  ///< the first rule that admits the launch's mean rows applies
+  double stream_bytes_per_s = 0;       ///< > 0
+  double store_bytes_per_s = 0;        ///< > 0
+};
+
 /** @brief One kernel or host synchronisation of an op, in launch order. */
 struct ImplStep {
   ImplStepKind kind = ImplStepKind::FIXED;
@@ -90,6 +114,8 @@ struct ImplStep {
   double efficiency = 1;
   /** @brief GEMM: time added to each of its kernels beyond the hardware profile's, whatever its size (ns). */
   double kernel_overhead_ns = 0;
+  /** @brief GEMM: how its grouped launches over the local experts spend their time; none: as one GEMM. */
+  std::optional<ImplGroupedGemm> grouped;
   /** @brief ATTENTION: time relative to moesim's attention model; > 0. */
   double time_factor = 1;
   /** @brief MEMORY: HBM bytes per (row · width) element. */
