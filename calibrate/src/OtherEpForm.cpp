@@ -64,6 +64,7 @@ void complete_for_other_ep(cost::ImplementationProfile& p, const std::vector<int
             traced.gemm == step.gemm) {
           step.efficiency = traced.efficiency;
           step.kernel_overhead_ns = traced.kernel_overhead_ns;
+          step.grouped = traced.grouped;  // its rate and cost per launch hold for the traced step's pricing
         }
       return step;
     };
