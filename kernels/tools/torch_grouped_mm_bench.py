@@ -9,7 +9,7 @@ Per case (a model's fc1 or fc2, a number of local experts, rows per expert): the
 it (x [G*R, K] times the expert weights [G, N, K] transposed, offsets of the rows), its backward (dgrad and wgrad
 of both operands from one autograd call, and each alone: autograd computes only the gradients asked for), and
 torch.matmul of x [G*R, K] by one [K, N] weight (and that GEMM's dgrad and wgrad): the same FLOPs in one cuBLAS
-GEMM. Times are medians of
+GEMM. At EP 1 also rows per expert in proportion to 1/rank (Zipf(1)) around two means. Times are medians of
 CUDA-event timings of single calls after warm-up; a sleep kernel holds the stream until the host has issued the
 call, so the host's dispatch (autograd's most of all) stays out of the GPU time.
 """
