@@ -435,7 +435,8 @@ def grouped_experts(c):
     """Megatron's GroupedMLP: at EP > 1 the chunk sorts, offsets, two grouped GEMMs."""
     before, after = chunk_sorts(c)
     return (before + [no_grad(fixed("offsets", 0, c.op("reduction"))), no_grad(fixed("offsets_scan", 0, c.launch)),
-                      no_grad(fixed("prepare_grouped_gemm", 0, c.launch)), gemm(c.op("mm"), "fc1", grouped=c.grouped_mm)]
+                      no_grad(fixed("prepare_grouped_gemm", 0, c.launch)),
+                      gemm(c.op("mm"), "fc1", grouped=c.grouped_mm)]
             + swiglu_activation(c, "received_rows", "expert_ffn")
             + [no_grad(fixed("prepare_grouped_gemm", 0, c.launch)), gemm(c.op("mm"), "fc2", grouped=c.grouped_mm)]
             + after)
@@ -482,7 +483,8 @@ def transformers_experts(c):
     EP > 1 chunk sorts are `grouped`'s."""
     e, b = c.op("elementwise"), c.bytes_on_path
     before, after = chunk_sorts(c)
-    return (before + [no_grad(fixed("prepare_grouped_gemm", 0, c.launch)), gemm(c.op("mm"), "fc1", grouped=c.grouped_mm),
+    return (before + [no_grad(fixed("prepare_grouped_gemm", 0, c.launch)),
+                      gemm(c.op("mm"), "fc1", grouped=c.grouped_mm),
                       mem("zero_out_of_range_fc1", "received_rows", "expert_ffn", b(8, "masked_fill"), e)]
             + swiglu_activation(c, "received_rows", "expert_ffn")
             + [no_grad(fixed("prepare_grouped_gemm", 0, c.launch)), gemm(c.op("mm"), "fc2", grouped=c.grouped_mm),
