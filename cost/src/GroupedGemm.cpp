@@ -1,6 +1,7 @@
 #include "moesim/cost/GroupedGemm.hpp"
 
 #include <algorithm>
+#include <map>
 #include <numeric>
 
 #include "moesim/cost/CostModel.hpp"
@@ -13,20 +14,6 @@ std::int64_t grouped_row_tile(const ImplGroupedGemm& model, double mean_rows) {
     if (t.max_mean_rows == 0 || mean_rows <= static_cast<double>(t.max_mean_rows)) return t.rows;
   return 1;
 }
-
-namespace {
-// Compute time of one group's GEMM at the launch's rate for groups of its shape (grouped_gemm_efficiency:
-// every group's tiles together fill the GPU).
-double group_compute_ns(const hw::HwProfile& hw, const models::KernelCost& launch, models::DType dtype,
-                        models::GemmShape shape) {
-  models::KernelCost one = launch;
-  one.gemm = shape;
-  one.flops =
-      2.0 * static_cast<double>(shape.m) * static_cast<double>(shape.n) * static_cast<double>(shape.k);
-  one.bytes = 0;
-  return kernel_work(hw, one, dtype).compute_ns;
-}
-}  // namespace
 
 sim::KernelWork grouped_gemm_work(const hw::HwProfile& hw, const models::KernelCost& launch,
                                   models::DType dtype, const std::vector<std::int64_t>& rows,
@@ -42,21 +29,35 @@ sim::KernelWork grouped_gemm_work(const hw::HwProfile& hw, const models::KernelC
                store = std::min(model.store_bytes_per_s, hbm);
   const models::GemmShape& g = launch.gemm;
   const bool wgrad = launch.name.ends_with("." + models::to_string(models::Pass::WGRAD));
-  double ns = 0;
-  for (const std::int64_t r : rows) {
-    if (r <= 0) continue;
-    if (wgrad) {
-      // dW[m, n] = X[r, m]^T dY[r, n]: the group's rows are the reduction; the gradient is stored after it.
-      ns += group_compute_ns(hw, launch, dtype, {g.m, g.n, r, g.groups}) +
-            static_cast<double>(g.m) * static_cast<double>(g.n) * element / store * 1e9;
-      continue;
-    }
+  // One group's GEMM at the launch's rate for groups of its shape (grouped_gemm_efficiency: every group's
+  // tiles together fill the GPU). Balanced routing gives every group the same rows: each row count is priced
+  // once.
+  models::KernelCost one = launch;
+  one.bytes = 0;
+  auto compute_ns = [&](models::GemmShape shape) {
+    one.gemm = shape;
+    one.flops =
+        2.0 * static_cast<double>(shape.m) * static_cast<double>(shape.n) * static_cast<double>(shape.k);
+    return kernel_work(hw, one, dtype).compute_ns;
+  };
+  auto group_ns = [&](std::int64_t r) {
+    // wgrad: dW[m, n] = X[r, m]^T dY[r, n], the group's rows are the reduction; its gradient is stored after.
+    if (wgrad)
+      return compute_ns({g.m, g.n, r, g.groups}) +
+             static_cast<double>(g.m) * static_cast<double>(g.n) * element / store * 1e9;
     const std::int64_t padded = (r + tile - 1) / tile * tile;
     const double streamed = (static_cast<double>(r) * static_cast<double>(g.n + g.k) +
                              static_cast<double>(g.n) * static_cast<double>(g.k)) *
                             element;
-    ns +=
-        std::max(group_compute_ns(hw, launch, dtype, {padded, g.n, g.k, g.groups}), streamed / stream * 1e9);
+    return std::max(compute_ns({padded, g.n, g.k, g.groups}), streamed / stream * 1e9);
+  };
+  std::map<std::int64_t, double> priced;
+  double ns = 0;
+  for (const std::int64_t r : rows) {
+    if (r <= 0) continue;
+    auto [it, added] = priced.try_emplace(r, 0.0);
+    if (added) it->second = group_ns(r);
+    ns += it->second;
   }
   work.compute_ns = ns;
   work.comm_slowdown = hw.gemm_slowdown_with_comm(ns * 1e-9);
