@@ -170,6 +170,47 @@ TEST(ImplementationProfile, BadInputNamesFileAndPointer) {
   EXPECT_THROW(load_implementation("no-such-implementation"), ConfigError);
 }
 
+TEST(ImplementationProfile, GroupedGemmModelReadsWritesAndRejectsWithThePointer) {
+  nlohmann::json step = {{"kind", "gemm"},
+                         {"gemm", "fc1"},
+                         {"efficiency", 1},
+                         {"host_us", 1},
+                         {"grouped",
+                          {{"row_tiles", {{{"max_mean_rows", 128}, {"rows", 128}}, {{"rows", 256}}}},
+                           {"stream_GB_per_s", 2900},
+                           {"store_GB_per_s", 3600}}}};
+  auto document = [](const nlohmann::json& s) {
+    return minimal({{{"op", "routed_experts"}, {"pass", "forward"}, {"steps", {s}}}});
+  };
+  const ImplementationProfile p = implementation_from_json(document(step), "p.json");
+  const ImplementationProfile back = implementation_from_json(implementation_to_json(p), "back.json");
+  const auto& g = back.ops[0].steps[0].grouped;
+  ASSERT_TRUE(g.has_value());
+  ASSERT_EQ(g->row_tiles.size(), 2u);
+  EXPECT_EQ(g->row_tiles[0].max_mean_rows, 128);
+  EXPECT_EQ(g->row_tiles[1].rows, 256);
+  EXPECT_DOUBLE_EQ(g->stream_bytes_per_s, 2900e9);
+  EXPECT_DOUBLE_EQ(g->store_bytes_per_s, 3600e9);
+
+  auto error = [&](const nlohmann::json& s) { return error_of(document(s)); };
+  nlohmann::json bad = step;
+  bad["grouped"]["row_tiles"][1]["max_mean_rows"] = 512;
+  EXPECT_NE(error(bad).find("p.json: /ops/0/steps/0/grouped/row_tiles/1/max_mean_rows"), std::string::npos)
+      << error(bad);
+  bad = step;
+  bad["grouped"]["row_tiles"][0].erase("max_mean_rows");
+  EXPECT_NE(error(bad).find("/grouped/row_tiles/0/max_mean_rows"), std::string::npos) << error(bad);
+  bad = step;
+  bad["grouped"]["row_tiles"] = nlohmann::json::array();
+  EXPECT_NE(error(bad).find("/grouped/row_tiles"), std::string::npos) << error(bad);
+  bad = step;
+  bad["grouped"]["stream_GB_per_s"] = 0;
+  EXPECT_NE(error(bad).find("/grouped/stream_GB_per_s"), std::string::npos) << error(bad);
+  bad = step;
+  bad["grouped"]["tile"] = 1;
+  EXPECT_NE(error(bad).find("/grouped/tile"), std::string::npos) << error(bad);
+}
+
 class ImplementationKernelsTest : public ::testing::Test {
  protected:
   hw::HwProfile hw = hw::load_profile("h100");
