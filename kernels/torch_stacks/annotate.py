@@ -47,6 +47,9 @@ PARTS = {
 MOE_PARTS = {"gate": ("gate", "router", "gating"), "routed_experts": ("experts",),
              "shared_experts": ("shared_experts", "shared_expert", "shared_mlp")}
 OUT_PROJECTIONS = ("o_proj", "out_proj", "c_proj", "dense", "wo", "linear_proj")
+# Per-head query/key norms (Qwen3, OLMoE): their own range, so that a profile learned from a model with them
+# charges them only to models that have them (attn_qkv steps `when: qk_norm`).
+QK_NORMS = ("q_norm", "k_norm", "q_layernorm", "k_layernorm")
 FINAL_NORMS = ("model.norm", "norm", "model.final_layernorm", "final_layernorm", "model.decoder.final_layer_norm",
                "decoder.final_layernorm", "transformer.ln_f", "ln_f")
 
@@ -93,8 +96,9 @@ def add_range(module, name):
 
 
 def layer_parts(layer, names=None):
-    """moesim op -> module of one decoder layer: attn_norm, attention, attn_qkv (a list), attn_out, mlp_norm, and
-    moe with gate, routed_experts, shared_experts (where the MLP has experts) or dense_ffn (where it has none).
+    """moesim op -> module of one decoder layer: attn_norm, attention, attn_qkv (a list), qk_norm (a list, where the
+    attention normalizes queries and keys per head), attn_out, mlp_norm, and moe with gate, routed_experts,
+    shared_experts (where the MLP has experts) or dense_ffn (where it has none).
     `names` (op -> dotted path inside the layer) overrides the usual names."""
     names = names or {}
     found = {}
@@ -112,6 +116,9 @@ def layer_parts(layer, names=None):
     if out is not None:
         parts["attn_out"] = out
     parts["attn_qkv"] = [m for n, m in attention.named_children() if _is_linear(m) and m is not out]
+    qk_norms = [m for m in (_path(attention, n) for n in QK_NORMS) if m is not None]
+    if qk_norms:
+        parts["qk_norm"] = qk_norms
     experts = _part(mlp, names, "routed_experts", MOE_PARTS["routed_experts"])
     if experts is None:
         parts["dense_ffn"] = mlp

@@ -9,8 +9,8 @@ grouped_mm_experts_forward. Both are measured here, one GPU (transformers has no
 Balanced routing: a forward pre-hook on each experts module replaces the router's top-k expert ids with the
 forced assignment (the router's kernels all run; the weights stay the router's for its own choice).
 Profiler ranges "moesim.L<layer>.<op>" come from module hooks (torch_stacks.annotate): attn_norm, attention (the
-whole attention; attn_qkv and attn_out inside it on the projections), mlp_norm, moe (the whole block), gate,
-routed_experts, shared_experts.
+whole attention; attn_qkv and attn_out inside it on the projections, qk_norm on Qwen3's per-head q/k norms),
+mlp_norm, moe (the whole block), gate, routed_experts, shared_experts.
 """
 import inspect
 

@@ -2,8 +2,8 @@
 
 Every sub-block runs inside a profiler range "moesim.L<layer>.<op>" named after moesim's ops (attn_norm,
 attn_qkv, attn_core, attn_out, residual_add, mlp_norm, gate, permute, dispatch, dispatch_wait,
-routed_experts, combine, combine_wait, unpermute, shared_experts), so a Kineto trace attributes each kernel
-launched in forward to the op that launched it.
+routed_experts, combine, combine_wait, unpermute, shared_experts; qk_norm around Qwen3's per-head q/k norms
+inside attn_qkv), so a Kineto trace attributes each kernel launched in forward to the op that launched it.
 
   regular  attention -> norm, gate -> permute -> Dispatch (waited) -> routed experts -> Combine (waited)
            -> shared experts -> unpermute -> residual: Megatron without shared-expert overlap, op for op
@@ -21,6 +21,7 @@ from contextlib import contextmanager
 from torch import nn
 from torch.profiler import record_function
 
+from .annotate import add_range
 from .layers import Attention, RMSNorm
 from .moe import MoeBlock
 
@@ -39,6 +40,9 @@ class DecoderLayer(nn.Module):
         self.index = index
         self.attn_norm = RMSNorm(shape.hidden, dtype, device)
         self.attention = Attention(shape, seq, dtype, device, seed)
+        for norm in (getattr(self.attention, n, None) for n in ("q_norm", "k_norm")):
+            if norm is not None:  # inside attn_qkv's range: the innermost range holds their kernels
+                add_range(norm, f"moesim.L{index}.qk_norm")
         self.mlp_norm = RMSNorm(shape.hidden, dtype, device)
         self.moe = MoeBlock(shape, style, ep, rank, group, dtype, device, seed + 10, assignment)
 

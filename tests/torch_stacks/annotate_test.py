@@ -27,7 +27,7 @@ class Attention(torch.nn.Module):
     def __init__(self):
         super().__init__()
         self.q_proj, self.k_proj, self.v_proj, self.o_proj = (torch.nn.Linear(W, W) for _ in range(4))
-        self.q_norm = Norm()  # not a projection: its ops stay core attention's
+        self.q_norm = Norm()  # not a projection: a range of its own (qk_norm), inside core attention's
 
     def forward(self, x):
         q, k, v = self.q_norm(self.q_proj(x)), self.k_proj(x), self.v_proj(x)
@@ -185,6 +185,7 @@ class AnnotateTest(unittest.TestCase):
             for op in ("attn_norm", "attention", "attn_out", "mlp_norm", "moe", "gate"):
                 expected[f"moesim.L{i}.{op}"] = 1
             expected[f"moesim.L{i}.attn_qkv"] = 3  # q, k and v projections; q_norm is no projection
+            expected[f"moesim.L{i}.qk_norm"] = 1
         # layer 0's experts are a ModuleList: each of the 4 experts' calls is ranged (MoE.forward calls every
         # expert); layer 1's are one module, called once
         expected["moesim.L0.routed_experts"] = 4
