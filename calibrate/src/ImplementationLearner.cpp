@@ -220,6 +220,7 @@ class OpLearner {
       ImplStep step;
       step.repeat = repeat;
       step.host_ns = item.host_us * host_scale_ * 1e3;
+      if (item.qk_norm) step.when = cost::ImplCondition::QK_NORM;
       if (item.kind == TracedItem::Kind::SYNC) {
         step.kind = ImplStepKind::SYNC;
         step.label = "sync";

@@ -139,6 +139,42 @@ TEST(ImplementationLearner, AnEp1TraceGainsTheBasesExpertParallelSteps) {
 // body moves E * F * H elements (times 2 for gate/up), which only the expert_weights width can explain. Its
 // first two iterations differ from the rest (no accumulation yet; an out-of-place add), which the loop search
 // must allow.
+// A profile learned from Qwen3 (per-head q/k norms) charges those norms only to models that have them: the
+// 16 forward kernels of the two RMSNorm calls per layer (traces' qk_norm range) become attn_qkv steps `when:
+// qk_norm`, with their gradients, and a model without the norms (Mixtral) runs the other steps alone.
+TEST(ImplementationLearner, PerHeadQueryKeyNormsAreStepsOnlyModelsWithThemRun) {
+  const std::string trace =
+      std::string(MOESIM_TEST_DATA_DIR) +
+      "/data/torch-stacks/2026-11-28-nvidia-h200-x2-c/ep2/"
+      "qwen3-30b-a3b.grouped.ep2.t2048.s2048.l2.train.regular.balanced.rank0.trace.json.gz";
+  const LearnedImplementation learned =
+      learn_implementation({load_traced_stack(trace, {})}, hw::load_profile("h200"), "qk");
+  for (cost::ImplPass pass : {cost::ImplPass::FORWARD, cost::ImplPass::BACKWARD}) {
+    const cost::ImplOpEntry* qkv =
+        learned.profile.find(models::LayerOp::ATTN_QKV, pass, models::AttentionType::GQA);
+    ASSERT_NE(qkv, nullptr);
+    int conditional = 0, always = 0;
+    for (const cost::ImplStep& s : qkv->steps) {
+      conditional += s.when == cost::ImplCondition::QK_NORM;
+      always += s.when == cost::ImplCondition::ALWAYS;
+      if (s.when == cost::ImplCondition::QK_NORM) {
+        EXPECT_NE(s.kind, cost::ImplStepKind::GEMM) << s.label;
+      }
+    }
+    if (pass == cost::ImplPass::FORWARD) {
+      EXPECT_EQ(conditional, 16);
+    }
+    EXPECT_GE(conditional, 16);
+    EXPECT_GT(always, 0);  // the projection and RoPE: every model's
+  }
+  // No other op learns a conditional step.
+  for (const cost::ImplOpEntry& e : learned.profile.ops) {
+    if (e.op == models::LayerOp::ATTN_QKV) continue;
+    for (const cost::ImplStep& s : e.steps)
+      EXPECT_NE(s.when, cost::ImplCondition::QK_NORM) << models::to_string(e.op) << " " << s.label;
+  }
+}
+
 TEST(ImplementationLearner, TransformersEagerBackwardIsALoopOverWholeWeightGradients) {
 #ifdef MOESIM_SANITIZED
   // A 2.9 MB (gzip) trace of about 15,000 launches: 14 s in Release, past 12 CPU minutes under ASan in Debug.

@@ -20,7 +20,10 @@ struct LayerRange {
   const Range* range;
   int layer;
   std::string op;
+  bool qk_norm = false;
 };
+
+constexpr const char* kQkNormRange = "qk_norm";
 
 // `moesim.L<layer>.<name>` with a name moesim knows.
 std::optional<LayerRange> layer_range(const Range& r) {
@@ -32,9 +35,10 @@ std::optional<LayerRange> layer_range(const Range& r) {
   if (digits.size() > 6 ||
       !std::all_of(digits.begin(), digits.end(), [](char c) { return c >= '0' && c <= '9'; }))
     return std::nullopt;
-  auto op = moesim_op_of_range(r.name.substr(dot + 1));
+  const std::string name = r.name.substr(dot + 1);
+  auto op = moesim_op_of_range(name);
   if (!op) return std::nullopt;
-  return LayerRange{&r, std::stoi(digits), *op};
+  return LayerRange{&r, std::stoi(digits), *op, name == kQkNormRange};
 }
 
 // The innermost range of `ranges` on thread `tid` that holds time `t`.
@@ -179,7 +183,8 @@ class Attributor {
         if (forward_end_ && call.ts_us < *forward_end_) out_.forward_wait_us += call.dur_us;
         ref->second = call.ts_us + call.dur_us;
       }
-      OpCall* target = owner(call);
+      const auto [target, qk_norm] = owner(call);
+      item.qk_norm = qk_norm;
       if (target == nullptr) {
         out_.unattributed_host_us += item.host_us;
         if (gpu != nullptr) {
@@ -228,19 +233,20 @@ class Attributor {
     if (end_ > last) out_.calls[first->call].items[first->item].host_us += end_ - last;
   }
 
-  OpCall* owner(const HostCall& call) {
+  // The call that owns `call`'s item (nullptr: none), and whether the range that decided it is a qk_norm one.
+  std::pair<OpCall*, bool> owner(const HostCall& call) {
     if (const LayerRange* r = innermost(ranges_, call.tid, call.ts_us))
-      return &op_call(r->layer, r->op, false);
+      return {&op_call(r->layer, r->op, false), r->qk_norm};
     auto nodes = nodes_.find(call.tid);
     const CpuOp* node = nodes == nodes_.end() ? nullptr : nodes->second.innermost_with_sequence(call.ts_us);
     if (node == nullptr) {
       const LayerRange* gap = innermost(gaps_, call.tid, call.ts_us);
-      return gap != nullptr ? &op_call(gap->layer, gap->op, false) : nullptr;
+      return {gap != nullptr ? &op_call(gap->layer, gap->op, false) : nullptr, false};
     }
     auto it = forward_of_sequence_.find(*node->sequence);
-    if (it == forward_of_sequence_.end()) return nullptr;
+    if (it == forward_of_sequence_.end()) return {nullptr, false};
     out_.has_backward = true;
-    return &op_call(it->second->layer, it->second->op, true);
+    return {&op_call(it->second->layer, it->second->op, true), it->second->qk_norm};
   }
 
   // The forward's host time outside every layer range, on the step's thread: before the first range the
@@ -300,6 +306,7 @@ class Attributor {
 
 std::optional<std::string> moesim_op_of_range(const std::string& name) {
   if (name == "attention") return "attn_core";
+  if (name == kQkNormRange) return "attn_qkv";
   if (name == "moe") return "unpermute";
   if (name == "dispatch_wait") return "dispatch";
   if (name == "combine_wait") return "combine";

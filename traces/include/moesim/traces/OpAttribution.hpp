@@ -7,7 +7,8 @@
  *   1. the innermost record_function range `moesim.L<layer>.<op>` of the launching thread that holds the
  * launch call: forward ops (moesim's op names; transformers' module hooks add `attention`, whose remainder
  * outside attn_qkv/attn_out is core attention, and `moe`, whose remainder outside gate/routed/shared experts
- * is counted as unpermute; `dispatch_wait`/`combine_wait` count as their collective);
+ * is counted as unpermute; `dispatch_wait`/`combine_wait` count as their collective; `qk_norm`, around
+ * per-head query/key norms, counts as attn_qkv with its items marked);
  *   2. else the autograd node (`autograd::engine::evaluate_function: ...`) that holds it: its sequence number
  *      names the forward CPU op it differentiates, whose range gives layer and op (backward);
  *   3. else, on the step's thread inside its `moesim.forward` range, outside every layer range: the model's
@@ -34,6 +35,9 @@ struct TracedItem {
   std::vector<std::vector<std::int64_t>> inputs;  ///< LAUNCH: that op's Input Dims
   double host_us = 0;                             ///< host work on the thread before this item
   double wait_us = 0;                             ///< SYNC: time the host was blocked
+  /// launched inside a `moesim.L<layer>.qk_norm` range (per-head query/key norms, attn_qkv's) or by the
+  /// gradient of an op there: a profile learns it as a step only models with those norms run
+  bool qk_norm = false;
 };
 
 /** @brief Everything one op of one layer launched in one pass, in host order. */
@@ -100,8 +104,8 @@ struct ProfilerHostScale {
 std::optional<ProfilerHostScale> profiler_host_scale(const AttributedStep& step, double untraced_issue_ms,
                                                      double untraced_forward_issue_ms = 0);
 
-/** @brief moesim's op for a range's op name (`attention` -> attn_core...); nullopt for names it does not
- * know. */
+/** @brief moesim's op for a range's op name (`attention` -> attn_core, `qk_norm` -> attn_qkv...); nullopt for
+ * names it does not know. */
 std::optional<std::string> moesim_op_of_range(const std::string& name);
 
 }  // namespace moesim::traces
