@@ -14,7 +14,11 @@ of such a stack:
     the bytes its dtypes say (bf16 2 bytes, float32 4, int64 8; read + write per element of the tensor it works
     on) through the hardware profile's memory curve;
   - backward: autograd's kernels of each forward kernel, as moesim's own convention has it (LayerOps.hpp): a
-    bandwidth-bound kernel's gradient moves twice its forward bytes, GEMMs give moesim's dgrad and wgrad;
+    bandwidth-bound kernel's gradient moves twice its forward bytes, GEMMs give moesim's dgrad and wgrad; where
+    autograd's formula launches other kernels they are spelled out (grads_of): SwiGLU's product (two multiplies),
+    silu_backward and the fused projection's chunk (a cat); an advanced index's gradient (index_put_ with
+    accumulate: a zero-filled gradient, the indices linearized and sorted, the put, the accumulation); the loop's
+    routing weights where they train the router (transformers); the stacked weights' per-expert slice;
   - host: each eager op costs the framework's dispatch, measured by kernels/tools/torch_dispatch_bench.py
     (DISPATCH, per op class), plus a CUDA launch (launch_bench's launch_host, LAUNCH); a device -> host copy
     waits for the GPU and then costs the round trip launch_bench measures beyond a launch (launch_roundtrip −
@@ -304,7 +308,9 @@ def backward_of(steps, c):
     moesim's dgrad/wgrad GEMMs, the attention backward; host syncs, sorts and copies to the host have none."""
     out = []
     for s in reversed(steps):
-        if s["kind"] == "memory" and not s.get("no_grad"):
+        if "backward" in s:  # the kernels autograd runs for it, spelled out (grads_of)
+            out.extend(clean(s["backward"]))
+        elif s["kind"] == "memory" and not s.get("no_grad"):
             b = dict(s, bytes_per_element=s.get("backward_bytes", 2 * s["bytes_per_element"]), host_us=c.backward_op())
             if "host_us_per_chunk" in s:
                 b["host_us_per_chunk"] = c.exchange["chunk_backward"]
@@ -316,7 +322,33 @@ def backward_of(steps, c):
     return out
 
 
-INTERNAL_KEYS = ("no_grad", "backward_bytes")  # builder marks, not profile keys
+INTERNAL_KEYS = ("no_grad", "backward_bytes", "backward")  # builder marks, not profile keys
+
+
+def grads_of(step, kernels, c):
+    """Marks forward `step` with the kernels of its backward node, each (label, rows, width, bytes per element)
+    with the step's repeat, condition and rate cap (bytes None: a launch whose traffic is left out, its floor);
+    the node's backward host cost is shared among them."""
+    host = round(c.backward_op() / len(kernels), 2)
+    keep = {k: step[k] for k in ("repeat", "when", "max_GB_per_s") if k in step}
+    step["backward"] = [dict(mem(label, rows, width, bpe, host), **keep) if bpe is not None
+                        else dict(fixed(label, 0, host), **{k: v for k, v in keep.items() if k != "max_GB_per_s"})
+                        for label, rows, width, bpe in kernels]
+    return step
+
+
+def index_backward(src_rows, src_width, index_math):
+    """The gradient of `src[index...]` on CUDA (index_put_ with accumulate, its deterministic sort path): a
+    zero-filled gradient the shape of src, the indices linearized (`index_math`: int64 kernels over the indexed
+    rows), sorted with their positions, the rows put, and the result added into src's accumulated gradient."""
+    return ([("index_grad_zero", src_rows, src_width, 2)] + [(m, "expert_rows", "one", b) for m, b in index_math] +
+            [("index_sort", "expert_rows", "one", 32), ("index_put", "expert_rows", src_width, 6),
+             ("index_grad_accumulate", src_rows, src_width, 6)])
+
+
+ROWS_INDEX_MATH = (("index_remainder", 16), ("index_mul", 16), ("index_div", 16), ("index_arange", 8))
+PAIR_INDEX_MATH = (("index_remainder", 16), ("index_mul", 16), ("index_remainder", 16), ("index_mul", 16),
+                   ("index_add", 24), ("index_div", 16), ("index_arange", 8))
 
 
 def no_grad(step):
@@ -413,9 +445,17 @@ def unpermute(c, when=None):
 
 
 def swiglu_activation(c, rows, width, repeat="once"):
-    """silu(gate) * up on the halves of a fused gate/up projection (strided views)."""
+    """silu(gate) * up on the halves of a fused gate/up projection (strided views). Backward: the product's two
+    gradients (a multiply each, the forward's bytes), silu's (silu_backward reads the gradient and the gate and
+    writes one: 6 bytes where the forward moves 4), and the halves' gradients joined (chunk's backward: a cat,
+    reading and writing both halves)."""
     e, b = c.op("elementwise", views=1), c.bytes_on_path
-    return [mem("silu", rows, width, b(4, "silu_chunk"), e, repeat), mem("mul", rows, width, b(6, "mul_chunk"), e, repeat)]
+    silu, mul = mem("silu", rows, width, b(4, "silu_chunk"), e, repeat), mem("mul", rows, width, b(6, "mul_chunk"), e, repeat)
+    grads_of(mul, [("mul_grad_up", rows, width, mul["bytes_per_element"]),
+                   ("mul_grad_act", rows, width, mul["bytes_per_element"])], c)
+    silu["backward"] = [dict(silu, bytes_per_element=round(1.5 * silu["bytes_per_element"], 2), host_us=c.backward_op()),
+                        dict(mem("chunk_cat", rows, width, 8, c.backward_op()), **({"repeat": repeat} if repeat != "once" else {}))]
+    return [silu, mul]
 
 
 def chunk_sorts(c):
@@ -442,21 +482,32 @@ def grouped_experts(c):
             + after)
 
 
-def loop_experts(c):
+def loop_experts(c, weight_grad=False):
     """transformers' eager experts: the experts hit (bincount, nonzero, tolist: syncs), then per expert hit its
-    rows (a mask and nonzero: a sync), a gather, the SwiGLU MLP as two GEMMs, the router weight, index_add_."""
+    rows (a mask and nonzero: a sync), a gather, the SwiGLU MLP as two GEMMs, the router weight, index_add_.
+    The gather's gradient is an index backward (index_backward); with weight_grad (transformers: the routing
+    weights come from the router's softmax and train it) so is the weight's, whose product then has three
+    backward kernels (the rows' gradient, the weight's, summed over the width)."""
     e, p = c.op("elementwise"), "per_expert"
     head = [no_grad(mem("zeros", "received_rows", "hidden", 2, e))] + bincount(c, "received_rows") + [
         no_grad(fixed("nonzero", 0, c.op("nonzero"))), no_grad(fixed("to_host", 0, c.launch)),
         no_grad(sync(c.notice + c.tolist))]
+    gather = grads_of(mem("gather", "expert_rows", "hidden", 4, c.op("index"), p),
+                      index_backward("received_rows", "hidden", ROWS_INDEX_MATH), c)
+    weight = mem("weight", "expert_rows", "one", 12, c.op("index"), p)
+    mul_weight = mem("mul_weight", "expert_rows", "hidden", c.bytes_on_path(4, "mul_rows"), e, p)
+    if weight_grad:
+        grads_of(weight, index_backward("routed_rows", "one", PAIR_INDEX_MATH), c)
+        grads_of(mul_weight, [("mul_weight_grad_rows", "expert_rows", "hidden", mul_weight["bytes_per_element"]),
+                              ("mul_weight_grad_weight", "expert_rows", "hidden", 6),
+                              ("mul_weight_grad_sum", "expert_rows", "hidden", 2)], c)
+    else:
+        no_grad(weight)
     body = [no_grad(mem("mask", "received_rows", "one", 9, e, p)),
             no_grad(fixed("nonzero", 0, c.op("nonzero"), p)), no_grad(fixed("to_host", 0, c.launch, p)),
             no_grad(sync(c.notice, p)), no_grad(mem("rows", "expert_rows", "one", 16, c.op("index"), p)),
-            mem("gather", "expert_rows", "hidden", 4, c.op("index"), p), gemm(c.op("mm"), "fc1", p)] + \
-        swiglu_activation(c, "expert_rows", "expert_ffn", p) + [
-        gemm(c.op("mm"), "fc2", p), no_grad(mem("weight", "expert_rows", "one", 12, c.op("index"), p)),
-        mem("mul_weight", "expert_rows", "hidden", c.bytes_on_path(4, "mul_rows"), e, p),
-        index_add(c, "expert_rows", p)]
+            gather, gemm(c.op("mm"), "fc1", p)] + swiglu_activation(c, "expert_rows", "expert_ffn", p) + [
+        gemm(c.op("mm"), "fc2", p), weight, mul_weight, index_add(c, "expert_rows", p)]
     return head + body
 
 
@@ -505,15 +556,16 @@ def transformers_unpermute(c):
 def whole_weight_gradients(c):
     """Backward of indexing the stacked expert weights per expert (transformers 5.x: gate_up_proj [E, 2F, H],
     down_proj [E, H, F], `weight[expert]` in the loop): autograd's index backward zero-fills a gradient of the
-    whole stacked weight for every expert, and the weight's accumulated gradient adds it (read both, write one);
-    bf16, per expert_weights element (E F H): gate/up 2 x 2 bytes to fill and 2 x 6 to add, down 2 and 6. The
-    first expert's gradient is assigned, not added, which this counts as an addition too. Host: the backward of
-    one forward op per weight (the indexing), shared by its two kernels."""
-    b, p = round(c.backward_op() / 2, 2), "per_expert"
-    return [mem("fill_gate_up_grad", "none", "expert_weights", 4, b, p),
-            mem("fill_down_grad", "none", "expert_weights", 2, b, p),
-            mem("accumulate_gate_up_grad", "none", "expert_weights", 12, b, p),
-            mem("accumulate_down_grad", "none", "expert_weights", 6, b, p)]
+    whole stacked weight for every expert, copies the expert's slice into it (one expert's bytes: left out, a
+    launch), and the weight's accumulated gradient adds it (read both, write one); bf16, per expert_weights element
+    (E F H): gate/up 2 x 2 bytes to fill and 2 x 6 to add, down 2 and 6. The first expert's gradient is assigned,
+    not added, which this counts as an addition too. Host: the backward of one forward op per weight (the
+    indexing), shared by its three kernels."""
+    b, p = round(c.backward_op() / 3, 2), "per_expert"
+    return [mem("fill_down_grad", "none", "expert_weights", 2, b, p), fixed("copy_down_grad", 0, b, p),
+            mem("accumulate_down_grad", "none", "expert_weights", 6, b, p),
+            mem("fill_gate_up_grad", "none", "expert_weights", 4, b, p), fixed("copy_gate_up_grad", 0, b, p),
+            mem("accumulate_gate_up_grad", "none", "expert_weights", 12, b, p)]
 
 
 def gate(c):
@@ -577,7 +629,7 @@ def profile(name, style, c, inputs, description, model_ops=False):
         # transformers' eager experts index the tokens directly: with one rank there is no permutation.
         multi_rank_only = "ep>1" if style == "loop" else None
         add("permute", permute(c, multi_rank_only))
-        add("routed_experts", grouped_experts(c) if style == "grouped" else loop_experts(c))
+        add("routed_experts", grouped_experts(c) if style == "grouped" else loop_experts(c, weight_grad=model_ops))
         if style == "loop":
             ops[-1]["steps"] += whole_weight_gradients(c)
         add("unpermute", unpermute(c, multi_rank_only))
