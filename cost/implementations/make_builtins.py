@@ -482,12 +482,16 @@ def grouped_experts(c):
             + after)
 
 
-def loop_experts(c, weight_grad=False):
-    """transformers' eager experts: the experts hit (bincount, nonzero, tolist: syncs), then per expert hit its
+def loop_experts(c, transformers=False):
+    """A loop over the experts hit: the experts hit (bincount, nonzero, tolist: syncs), then per expert hit its
     rows (a mask and nonzero: a sync), a gather, the SwiGLU MLP as two GEMMs, the router weight, index_add_.
-    The gather's gradient is an index backward (index_backward); with weight_grad (transformers: the routing
-    weights come from the router's softmax and train it) so is the weight's, whose product then has three
-    backward kernels (the rows' gradient, the weight's, summed over the width)."""
+    The gather's gradient is an index backward (index_backward). transformers' eager experts
+    (Qwen3MoeExperts.forward and its kin) iterate over a tensor of expert ids, and every use of the 0-d id reads
+    it back to the host: the `expert_idx == num_experts` test (a compare), the slice of the one-hot expert mask
+    (then copied contiguous for torch.where), and each stacked weight's slice, four syncs per expert where the
+    hand-written loop has none; their routing weights come from the router's softmax and train it, so the
+    weight's index has a gradient too, and the weighted product three backward kernels (the rows' gradient, the
+    weight's, summed over the width)."""
     e, p = c.op("elementwise"), "per_expert"
     head = [no_grad(mem("zeros", "received_rows", "hidden", 2, e))] + bincount(c, "received_rows") + [
         no_grad(fixed("nonzero", 0, c.op("nonzero"))), no_grad(fixed("to_host", 0, c.launch)),
@@ -496,17 +500,29 @@ def loop_experts(c, weight_grad=False):
                       index_backward("received_rows", "hidden", ROWS_INDEX_MATH), c)
     weight = mem("weight", "expert_rows", "one", 12, c.op("index"), p)
     mul_weight = mem("mul_weight", "expert_rows", "hidden", c.bytes_on_path(4, "mul_rows"), e, p)
-    if weight_grad:
+    if transformers:
         grads_of(weight, index_backward("routed_rows", "one", PAIR_INDEX_MATH), c)
         grads_of(mul_weight, [("mul_weight_grad_rows", "expert_rows", "hidden", mul_weight["bytes_per_element"]),
                               ("mul_weight_grad_weight", "expert_rows", "hidden", 6),
                               ("mul_weight_grad_sum", "expert_rows", "hidden", 2)], c)
     else:
         no_grad(weight)
-    body = [no_grad(mem("mask", "received_rows", "one", 9, e, p)),
-            no_grad(fixed("nonzero", 0, c.op("nonzero"), p)), no_grad(fixed("to_host", 0, c.launch, p)),
-            no_grad(sync(c.notice, p)), no_grad(mem("rows", "expert_rows", "one", 16, c.op("index"), p)),
-            gather, gemm(c.op("mm"), "fc1", p)] + swiglu_activation(c, "expert_rows", "expert_ffn", p) + [
+    def read_back():  # a 0-d tensor's value to the host (.item(): a device -> host copy and its wait)
+        return [no_grad(fixed("to_host", 0, c.launch, p)), no_grad(sync(c.notice, p))]
+
+    if transformers:
+        rows = [no_grad(mem("hit_check", "none", "one", 9, e, p))] + read_back() + read_back() + [
+            no_grad(mem("mask_contiguous", "routed_rows", "one", 16, e, p))]
+        weight_slice = read_back()
+    else:
+        rows = [no_grad(mem("mask", "received_rows", "one", 9, e, p))]
+        weight_slice = []
+    rows += [no_grad(fixed("nonzero", 0, c.op("nonzero"), p)), no_grad(fixed("to_host", 0, c.launch, p)),
+             no_grad(sync(c.notice, p))]
+    if not transformers:
+        rows.append(no_grad(mem("rows", "expert_rows", "one", 16, c.op("index"), p)))
+    body = rows + [gather] + weight_slice + [gemm(c.op("mm"), "fc1", p)] + \
+        swiglu_activation(c, "expert_rows", "expert_ffn", p) + weight_slice + [
         gemm(c.op("mm"), "fc2", p), weight, mul_weight, index_add(c, "expert_rows", p)]
     return head + body
 
@@ -629,7 +645,7 @@ def profile(name, style, c, inputs, description, model_ops=False):
         # transformers' eager experts index the tokens directly: with one rank there is no permutation.
         multi_rank_only = "ep>1" if style == "loop" else None
         add("permute", permute(c, multi_rank_only))
-        add("routed_experts", grouped_experts(c) if style == "grouped" else loop_experts(c, weight_grad=model_ops))
+        add("routed_experts", grouped_experts(c) if style == "grouped" else loop_experts(c, transformers=model_ops))
         if style == "loop":
             ops[-1]["steps"] += whole_weight_gradients(c)
         add("unpermute", unpermute(c, multi_rank_only))
