@@ -178,8 +178,8 @@ TEST(OpAttribution, PerHeadQueryKeyNormsAreAttnQkvsMarkedItems) {
 // transformers' Qwen3MoeModel on an H200 (device data), training step: its layers carry module-hook ranges,
 // its own code around them none. What runs before the first layer's range prepares the layers' inputs
 // (positions, create_causal_mask's checks with one .item(), rotary cos/sin), the final RMSNorm has its own
-// range (hf_stacks since 2026-11-28), so the last layer's residual add, just before it, stays the layer's, and
-// between ranges the residual adds.
+// range (hf_stacks since 2026-11-28), so the last layer's residual add, just before it, stays the layer's,
+// and between ranges the residual adds.
 TEST(OpAttribution, TheForwardOutsideLayerRangesIsTheModelsOwnOps) {
 #ifdef MOESIM_SANITIZED
   // Parsing the 46 MB trace takes 4 s in Release and about 900 s under ASan (CI logs of 2026-11-27): the
