@@ -450,11 +450,12 @@ def swiglu_activation(c, rows, width, repeat="once"):
     writes one: 6 bytes where the forward moves 4), and the halves' gradients joined (chunk's backward: a cat,
     reading and writing both halves)."""
     e, b = c.op("elementwise", views=1), c.bytes_on_path
-    silu, mul = mem("silu", rows, width, b(4, "silu_chunk"), e, repeat), mem("mul", rows, width, b(6, "mul_chunk"), e, repeat)
+    silu = mem("silu", rows, width, b(4, "silu_chunk"), e, repeat)
+    mul = mem("mul", rows, width, b(6, "mul_chunk"), e, repeat)
     grads_of(mul, [("mul_grad_up", rows, width, mul["bytes_per_element"]),
                    ("mul_grad_act", rows, width, mul["bytes_per_element"])], c)
-    silu["backward"] = [dict(silu, bytes_per_element=round(1.5 * silu["bytes_per_element"], 2), host_us=c.backward_op()),
-                        dict(mem("chunk_cat", rows, width, 8, c.backward_op()), **({"repeat": repeat} if repeat != "once" else {}))]
+    silu_grad = dict(silu, bytes_per_element=round(1.5 * silu["bytes_per_element"], 2), host_us=c.backward_op())
+    silu["backward"] = [silu_grad, mem("chunk_cat", rows, width, 8, c.backward_op(), repeat)]
     return [silu, mul]
 
 
