@@ -17,6 +17,13 @@ const std::string kTrain =
 const std::string kForward =
     kData + "/qwen3-30b-a3b.grouped.ep1.t256.s128.l2.forward.regular.balanced.rank0.trace.json.gz";
 
+// The profile learned on hardware profile `hw` from a device run's rank-0 trace (data/torch-stacks/NAME).
+LearnedImplementation learned_from_device_trace(const std::string& name, const std::string& hw) {
+  const std::string trace =
+      std::string(MOESIM_TEST_DATA_DIR) + "/data/torch-stacks/" + name + ".rank0.trace.json.gz";
+  return learn_implementation({load_traced_stack(trace, {})}, hw::load_profile(hw), "device");
+}
+
 TEST(ImplementationLearner, RecordBesideTheTraceGivesTheConfiguration) {
   const TracedStack s = load_traced_stack(kTrain, {});
   EXPECT_EQ(s.model.name, "qwen3-30b-a3b");
@@ -134,21 +141,13 @@ TEST(ImplementationLearner, AnEp1TraceGainsTheBasesExpertParallelSteps) {
   EXPECT_NEAR(sort(entry).host_ns_per_chunk / sort(base).host_ns_per_chunk, ratio, 1e-9);
 }
 
-// transformers 5.17's eager experts index the stacked weights [E, 2F, H] and [E, H, F] per expert, so
-// autograd zero-fills and accumulates a whole-size weight gradient for every expert: a loop in backward whose
-// body moves E * F * H elements (times 2 for gate/up), which only the expert_weights width can explain. Its
-// first two iterations differ from the rest (no accumulation yet; an out-of-place add), which the loop search
-// must allow.
 // A profile learned from Qwen3 (per-head q/k norms) charges those norms only to models that have them: the
 // 16 forward kernels of the two RMSNorm calls per layer (traces' qk_norm range) become attn_qkv steps `when:
 // qk_norm`, with their gradients, and a model without the norms (Mixtral) runs the other steps alone.
 TEST(ImplementationLearner, PerHeadQueryKeyNormsAreStepsOnlyModelsWithThemRun) {
-  const std::string trace =
-      std::string(MOESIM_TEST_DATA_DIR) +
-      "/data/torch-stacks/2026-11-28-nvidia-h200-x2-c/ep2/"
-      "qwen3-30b-a3b.grouped.ep2.t2048.s2048.l2.train.regular.balanced.rank0.trace.json.gz";
-  const LearnedImplementation learned =
-      learn_implementation({load_traced_stack(trace, {})}, hw::load_profile("h200"), "qk");
+  const LearnedImplementation learned = learned_from_device_trace(
+      "2026-11-28-nvidia-h200-x2-c/ep2/qwen3-30b-a3b.grouped.ep2.t2048.s2048.l2.train.regular.balanced",
+      "h200");
   for (cost::ImplPass pass : {cost::ImplPass::FORWARD, cost::ImplPass::BACKWARD}) {
     const cost::ImplOpEntry* qkv =
         learned.profile.find(models::LayerOp::ATTN_QKV, pass, models::AttentionType::GQA);
@@ -175,17 +174,19 @@ TEST(ImplementationLearner, PerHeadQueryKeyNormsAreStepsOnlyModelsWithThemRun) {
   }
 }
 
+// transformers 5.17's eager experts index the stacked weights [E, 2F, H] and [E, H, F] per expert, so
+// autograd zero-fills and accumulates a whole-size weight gradient for every expert: a loop in backward whose
+// body moves E * F * H elements (times 2 for gate/up), which only the expert_weights width can explain. Its
+// first two iterations differ from the rest (no accumulation yet; an out-of-place add), which the loop search
+// must allow.
 TEST(ImplementationLearner, TransformersEagerBackwardIsALoopOverWholeWeightGradients) {
 #ifdef MOESIM_SANITIZED
   // A 2.9 MB (gzip) trace of about 15,000 launches: 14 s in Release, past 12 CPU minutes under ASan in Debug.
   GTEST_SKIP() << "runs in the Release suite only";
 #endif
-  const std::string trace =
-      std::string(MOESIM_TEST_DATA_DIR) +
-      "/data/torch-stacks/2026-11-27-nvidia-h100-x1-hfnorm/hf/"
-      "qwen3-30b-a3b.hf-eager.ep1.t2048.s2048.l2.train.regular.balanced.rank0.trace.json.gz";
-  const LearnedImplementation learned =
-      learn_implementation({load_traced_stack(trace, {})}, hw::load_profile("h100"), "hf-eager");
+  const LearnedImplementation learned = learned_from_device_trace(
+      "2026-11-27-nvidia-h100-x1-hfnorm/hf/qwen3-30b-a3b.hf-eager.ep1.t2048.s2048.l2.train.regular.balanced",
+      "h100");
   const cost::ImplOpEntry* backward = learned.profile.find(
       models::LayerOp::ROUTED_EXPERTS, cost::ImplPass::BACKWARD, models::AttentionType::GQA);
   ASSERT_NE(backward, nullptr);
