@@ -327,13 +327,10 @@ INTERNAL_KEYS = ("no_grad", "backward_bytes", "backward")  # builder marks, not 
 
 def grads_of(step, kernels, c):
     """Marks forward `step` with the kernels of its backward node, each (label, rows, width, bytes per element)
-    with the step's repeat, condition and rate cap (bytes None: a launch whose traffic is left out, its floor);
-    the node's backward host cost is shared among them."""
+    with the step's repeat, condition and rate cap; the node's backward host cost is shared among them."""
     host = round(c.backward_op() / len(kernels), 2)
     keep = {k: step[k] for k in ("repeat", "when", "max_GB_per_s") if k in step}
-    step["backward"] = [dict(mem(label, rows, width, bpe, host), **keep) if bpe is not None
-                        else dict(fixed(label, 0, host), **{k: v for k, v in keep.items() if k != "max_GB_per_s"})
-                        for label, rows, width, bpe in kernels]
+    step["backward"] = [dict(mem(label, rows, width, bpe, host), **keep) for label, rows, width, bpe in kernels]
     return step
 
 
@@ -501,27 +498,22 @@ def loop_experts(c, transformers=False):
                       index_backward("received_rows", "hidden", ROWS_INDEX_MATH), c)
     weight = mem("weight", "expert_rows", "one", 12, c.op("index"), p)
     mul_weight = mem("mul_weight", "expert_rows", "hidden", c.bytes_on_path(4, "mul_rows"), e, p)
+    found = [no_grad(fixed("nonzero", 0, c.op("nonzero"), p)), no_grad(fixed("to_host", 0, c.launch, p)),
+             no_grad(sync(c.notice, p))]
     if transformers:
+        read_back = [no_grad(fixed("to_host", 0, c.launch, p)), no_grad(sync(c.notice, p))]  # a 0-d id's .item()
+        rows = [no_grad(mem("hit_check", "none", "one", 9, e, p))] + 2 * read_back + [
+            no_grad(mem("mask_contiguous", "routed_rows", "one", 16, e, p))] + found
+        weight_slice = read_back
         grads_of(weight, index_backward("routed_rows", "one", PAIR_INDEX_MATH), c)
         grads_of(mul_weight, [("mul_weight_grad_rows", "expert_rows", "hidden", mul_weight["bytes_per_element"]),
                               ("mul_weight_grad_weight", "expert_rows", "hidden", 6),
                               ("mul_weight_grad_sum", "expert_rows", "hidden", 2)], c)
     else:
-        no_grad(weight)
-    def read_back():  # a 0-d tensor's value to the host (.item(): a device -> host copy and its wait)
-        return [no_grad(fixed("to_host", 0, c.launch, p)), no_grad(sync(c.notice, p))]
-
-    if transformers:
-        rows = [no_grad(mem("hit_check", "none", "one", 9, e, p))] + read_back() + read_back() + [
-            no_grad(mem("mask_contiguous", "routed_rows", "one", 16, e, p))]
-        weight_slice = read_back()
-    else:
-        rows = [no_grad(mem("mask", "received_rows", "one", 9, e, p))]
+        rows = [no_grad(mem("mask", "received_rows", "one", 9, e, p))] + found + [
+            no_grad(mem("rows", "expert_rows", "one", 16, c.op("index"), p))]
         weight_slice = []
-    rows += [no_grad(fixed("nonzero", 0, c.op("nonzero"), p)), no_grad(fixed("to_host", 0, c.launch, p)),
-             no_grad(sync(c.notice, p))]
-    if not transformers:
-        rows.append(no_grad(mem("rows", "expert_rows", "one", 16, c.op("index"), p)))
+        no_grad(weight)
     body = rows + [gather] + weight_slice + [gemm(c.op("mm"), "fc1", p)] + \
         swiglu_activation(c, "expert_rows", "expert_ffn", p) + weight_slice + [
         gemm(c.op("mm"), "fc2", p), weight, mul_weight, index_add(c, "expert_rows", p)]
