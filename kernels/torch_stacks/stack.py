@@ -21,7 +21,7 @@ from contextlib import contextmanager
 from torch import nn
 from torch.profiler import record_function
 
-from .annotate import add_range
+from .annotate import QK_NORMS, add_range
 from .layers import Attention, RMSNorm
 from .moe import MoeBlock
 
@@ -40,7 +40,7 @@ class DecoderLayer(nn.Module):
         self.index = index
         self.attn_norm = RMSNorm(shape.hidden, dtype, device)
         self.attention = Attention(shape, seq, dtype, device, seed)
-        for norm in (getattr(self.attention, n, None) for n in ("q_norm", "k_norm")):
+        for norm in (getattr(self.attention, n, None) for n in QK_NORMS):
             if norm is not None:  # inside attn_qkv's range: the innermost range holds their kernels
                 add_range(norm, f"moesim.L{index}.qk_norm")
         self.mlp_norm = RMSNorm(shape.hidden, dtype, device)
