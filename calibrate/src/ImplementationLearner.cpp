@@ -23,14 +23,29 @@ using traces::GpuKind;
 using traces::TracedItem;
 
 constexpr double kMinEfficiency = 0.01, kMaxEfficiency = 100;
-// A kernel within 10% of the profile's kernel_min is latency-bound: its traffic is read from its shapes at
-// 4 bytes per element (a bf16 read and write) instead of from its time.
+// A kernel within 10% of the profile's kernel_min is latency-bound: its traffic is read from its operands'
+// shapes and types (4 bytes per element, a bf16 read and write, where a type is unknown) instead of its time.
 constexpr double kLatencyBoundMargin = 1.1;
 constexpr double kNominalBytesPerElement = 4;
 // ... unless the memory curve says those bytes take over ten times the kernel's traced time: a clear
 // refutation (4 bytes per element can overstate a kernel that only writes, or reduces to a few values, a few
 // times over; cuBLAS's memsets and CUTLASS's grouped-GEMM setup are 25-100x off).
 constexpr double kRefutedTrafficFactor = 10;
+// PyTorch's elementwise kernels take a flat time at few rows: up to 256 rows of widths 768-1,408 (operands up
+// to about 2 MB) 2.0-2.4 us on the contiguous path, 3.1-3.7 us on the generic one and 4.9-5.9 us for
+// masked_fill on one H200, whose kernel_min is 1.31 us
+// (data/calibration/2026-11-28-nvidia-h200-elementwise-floor); their bytes show only above. A kernel in that
+// region (within 4x kernel_min, operands within 2 MiB) that took longer than its operands' bytes explain is
+// at its floor: it keeps its time as its floor and scales with its operands' bytes, not with the bytes its
+// time would move (Qwen3's 128-row silu_backward read as 77 bytes per element overstates Mixtral's 2,048-row
+// one 13x).
+constexpr double kFloorBoundFactor = 4;
+constexpr double kFloorRegionBytes = 2 * 1024 * 1024;
+// ... and one on PyTorch's generic elementwise path (a broadcast or strided operand:
+// at::native::elementwise_kernel, unrolled_elementwise_kernel) streams those bytes no faster than that path
+// does on H100 and H200 alike: 1.0-2.5 TB/s by op, median 1.6 (kernels/tools/torch_elementwise_paths.py, the
+// shipped profiles' max_GB_per_s).
+constexpr double kGenericPathBytesPerS = 1.6e12;
 
 // A MoE layer's ops and the model's own around the layers (a trace without them learns that the stack runs
 // none: an entry without steps).
@@ -335,8 +350,8 @@ class OpLearner {
     step.label = item.cpu_op.empty() ? traces::to_string(item.gpu.kind) : item.cpu_op;
     const double elements = detail::largest_input_elements(item.inputs);
     const auto shape = detail::traffic_shape(op_, q_, elements);
-    const std::optional<double> bytes = shape ? scaling_bytes(item, *shape, elements) : std::nullopt;
-    if (!bytes) {
+    const std::optional<Traffic> traffic = shape ? scaling_traffic(item, *shape, elements) : std::nullopt;
+    if (!traffic) {
       step.kind = ImplStepKind::FIXED;
       step.time_ns = item.gpu.dur_us * 1e3;
       return;
@@ -344,13 +359,26 @@ class OpLearner {
     step.kind = ImplStepKind::MEMORY;
     step.rows = shape->rows;
     step.width = shape->width;
-    step.bytes_per_element = *bytes / shape->elements;
+    step.bytes_per_element = traffic->bytes / shape->elements;
+    step.floor_ns = traffic->floor_ns;
+    step.max_bytes_per_s = traffic->max_bytes_per_s;
   }
 
-  // The bytes a kernel moves if its time scales with its op's shape (`elements`: its largest input's);
-  // nullopt where it keeps its traced time.
-  std::optional<double> scaling_bytes(const TracedItem& item, const detail::TrafficShape& shape,
-                                      double elements) const {
+  struct Traffic {
+    double bytes = 0;
+    double floor_ns = 0;  ///< the traced time, where that is the kernel's floor rather than its traffic's
+    double max_bytes_per_s = 0;  ///< a floor-bound kernel's rate above its floor on the generic path
+  };
+
+  static bool generic_path(const std::string& kernel) {
+    return kernel.find("native::elementwise_kernel<") != std::string::npos ||
+           kernel.find("unrolled_elementwise_kernel") != std::string::npos;
+  }
+
+  // What a kernel moves if its time scales with its op's shape (`elements`: its largest input's); nullopt
+  // where it keeps its traced time.
+  std::optional<Traffic> scaling_traffic(const TracedItem& item, const detail::TrafficShape& shape,
+                                         double elements) const {
     const double duration_s = item.gpu.dur_us * 1e-6;
     const double measured = detail::bytes_for_duration(hw_, duration_s);
     const bool latency_bound = duration_s <= hw_.gpu.kernel_min_s * kLatencyBoundMargin || measured <= 0;
@@ -362,12 +390,17 @@ class OpLearner {
     // 4-byte flag before some GEMMs) does not scale with it.
     const auto said = static_cast<double>(item.gpu.bytes);
     if (item.gpu.bytes >= 0 && said < shape.elements) return std::nullopt;
-    if (!latency_bound) return measured;
-    const double nominal = item.gpu.bytes >= 0 ? said : kNominalBytesPerElement * elements;
+    const double nominal = item.gpu.bytes >= 0 ? said
+                                               : detail::operand_bytes(item.inputs, item.input_types)
+                                                     .value_or(kNominalBytesPerElement * elements);
+    const bool floor_bound = duration_s <= hw_.gpu.kernel_min_s * kFloorBoundFactor &&
+                             nominal <= kFloorRegionBytes && measured > nominal;
+    if (!latency_bound && !floor_bound) return Traffic{measured, 0};
     // Moving that much would have taken it far longer than it did (CUTLASS's grouped-GEMM setup, handed the
     // activations, reads only their shape): its time does not scale with that shape.
     if (nominal > detail::bytes_for_duration(hw_, duration_s * kRefutedTrafficFactor)) return std::nullopt;
-    return nominal;
+    return Traffic{nominal, duration_s > hw_.gpu.kernel_min_s ? duration_s * 1e9 : 0,
+                   generic_path(item.gpu.name) ? kGenericPathBytesPerS : 0};
   }
 
   const hw::HwProfile& hw_;

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 
 #include "moesim/cost/CostModel.hpp"
 #include "moesim/cost/ImplementationQuantities.hpp"
@@ -72,6 +73,25 @@ std::optional<TrafficShape> traffic_shape(LayerOp op, const TracedQuantities& q,
     }
   }
   return std::nullopt;
+}
+
+std::optional<double> operand_bytes(const std::vector<std::vector<std::int64_t>>& inputs,
+                                    const std::vector<std::string>& types) {
+  static const std::map<std::string, double> sizes = {
+      {"c10::BFloat16", 2}, {"c10::Half", 2}, {"float", 4},         {"double", 8},      {"long int", 8},
+      {"int", 4},           {"bool", 1},      {"unsigned char", 1}, {"signed char", 1}, {"short int", 2}};
+  double total = 0, largest = 0;
+  for (std::size_t i = 0; i < inputs.size(); ++i) {
+    if (inputs[i].empty()) continue;  // a scalar, a list or no tensor: nothing streamed
+    const auto size = i < types.size() ? sizes.find(types[i]) : sizes.end();
+    if (size == sizes.end()) return std::nullopt;
+    double elements = 1;
+    for (std::int64_t d : inputs[i]) elements *= static_cast<double>(d);
+    total += elements * size->second;
+    largest = std::max(largest, elements * size->second);
+  }
+  if (largest <= 0) return std::nullopt;
+  return total + largest;
 }
 
 double bytes_for_duration(const hw::HwProfile& hw, double duration_s) {

@@ -5,6 +5,7 @@
  * and moesim's own prediction of the op's GEMM and attention kernels at the traced configuration.
  */
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "moesim/cost/ImplementationProfile.hpp"
@@ -46,6 +47,14 @@ double traffic_elements(const TracedQuantities& q, cost::ImplRows rows, cost::Im
  * `duration_s`; 0 when the duration is within kernel_min.
  */
 double bytes_for_duration(const hw::HwProfile& hw, double duration_s);
+
+/**
+ * @brief The bytes a CPU op's tensor operands hold, each read once, plus a write of the largest (shapes and
+ * element types from record_shapes); nullopt when an operand with a shape has a type it cannot size or none
+ * has a shape.
+ */
+std::optional<double> operand_bytes(const std::vector<std::vector<std::int64_t>>& inputs,
+                                    const std::vector<std::string>& types);
 
 /** @brief moesim's GEMM (or attention) kernels of an op at the traced configuration, with their alone time.
  */

@@ -204,6 +204,9 @@ class StepEmitter {
         sim::KernelWork w = kernel_work(in_.hw, k, c_.dtype);
         // A capped kernel is held back on its SMs, not by the HBM it shares: SM time, as a router's.
         if (s.max_bytes_per_s > 0) w.compute_ns = std::max(w.compute_ns, k.bytes / s.max_bytes_per_s * 1e9);
+        // Below its floor the kernel's time does not shrink with its bytes: the floor is start-up, not
+        // traffic.
+        w.fixed_ns = std::max(w.fixed_ns, s.floor_ns - std::max(w.compute_ns, w.memory_ns));
         kernel(k.name, w, s, 0);
         return;
       }

@@ -306,6 +306,32 @@ TEST_F(ImplementationKernelsTest, MemoryRateCapIsSmTimeOnEveryGpu) {
   EXPECT_NE(error_of(document).find("/ops/0/steps/1/max_GB_per_s"), std::string::npos);
 }
 
+// A memory step's floor holds a small kernel at it and leaves a large one to its bytes: 4 bytes x 5 rows x
+// 2048 (hidden) takes kernel_min plus a fraction of a microsecond alone, so a 3 us floor sets its time; at 2
+// million rows (16 GB) the curve's time is far above the floor, which then changes nothing.
+TEST_F(ImplementationKernelsTest, MemoryFloorHoldsSmallKernelsAndLeavesLargeOnesToTheirBytes) {
+  auto document = expert_loop_profile();
+  document["ops"][0]["steps"][1]["floor_us"] = 3;
+  const ImplementationProfile floored = implementation_from_json(
+      implementation_to_json(implementation_from_json(document, "p.json")), "back.json");
+  const ImplementationProfile plain = implementation_from_json(expert_loop_profile(), "p.json");
+  auto alone_ns = [](const sim::KernelWork& w) { return w.fixed_ns + std::max(w.compute_ns, w.memory_ns); };
+  for (std::int64_t rows : {5, 2'000'000}) {
+    const auto a = op_kernels({hw, model, hw::AttentionImpl::FUSED, &plain, 1}, LayerOp::ROUTED_EXPERTS,
+                              Pass::FORWARD, experts({rows}));
+    const auto b = op_kernels({hw, model, hw::AttentionImpl::FUSED, &floored, 1}, LayerOp::ROUTED_EXPERTS,
+                              Pass::FORWARD, experts({rows}));
+    ASSERT_EQ(a.size(), 3u);  // sync, gather, fc1
+    EXPECT_EQ(alone_ns(a[1].work) < 3e3, rows == 5) << rows;
+    EXPECT_DOUBLE_EQ(alone_ns(b[1].work), std::max(3e3, alone_ns(a[1].work))) << rows;
+    EXPECT_DOUBLE_EQ(b[1].work.memory_ns, a[1].work.memory_ns) << rows;
+    if (rows > 5) {
+      EXPECT_DOUBLE_EQ(b[1].work.fixed_ns, a[1].work.fixed_ns);
+    }
+  }
+  document["ops"][0]["steps"][1]["floor_us"] = 0;
+  EXPECT_NE(error_of(document).find("/ops/0/steps/1/floor_us"), std::string::npos);
+}
 // Megatron's sort_chunks_by_idxs splits the received rows into one chunk per (source rank, local expert): its
 // host time grows with EP x local experts, here 2 x 4 = 8 chunks at 2.5 us each beside the 11 us op.
 TEST_F(ImplementationKernelsTest, HostTimePerChunkScalesWithTheExchangesChunks) {

@@ -552,10 +552,14 @@ TEST_F(TorchStackGeneralization, LearnedFromOneTracePerStyleAndGpu) {
   // transformers' eager experts learned from a training trace: training median 10.2% (H100) and 11.3% (H200,
   // both per pass; 21.7% learned from the H200 x2 lease's trace with one factor and per-expert GEMMs at one
   // rate), from 51% and 50% when only a forward trace was there to learn from; forward 13.7% and 9.3%.
-  EXPECT_LE(with_learned.at({"hf-eager", "h100"}).by_phase.at("train").median_abs(), 15.0);
-  EXPECT_LE(with_learned.at({"hf-eager", "h200"}).by_phase.at("train").median_abs(), 15.0);
+  // With kernels at PyTorch's elementwise floor learned as that floor and their operands' bytes (2026-11-28
+  // elementwise-floor), not as the bytes their time would move: training 13.1% -> 10.1% (H100) and 12.6% ->
+  // 6.8% (H200), forward 19.3% -> 23.3% and 8.5% -> 12.8%. The forward is short of host time (too fast), and
+  // the inflated per-expert kernels at larger tokens had made up part of it.
+  EXPECT_LE(with_learned.at({"hf-eager", "h100"}).by_phase.at("train").median_abs(), 12.0);
+  EXPECT_LE(with_learned.at({"hf-eager", "h200"}).by_phase.at("train").median_abs(), 12.0);
   for (const char* gpu : {"h100", "h200"})
-    EXPECT_LE(with_learned.at({"hf-eager", gpu}).by_phase.at("forward").median_abs(), 20.0) << gpu;
+    EXPECT_LE(with_learned.at({"hf-eager", gpu}).by_phase.at("forward").median_abs(), 25.0) << gpu;
   // The shipped eager profile counts those whole-weight kernels from the weights' shapes (no trace): its
   // training medians are 5.6%/10.6% (loop, H100/H200) and 9.2%/15.6% (transformers' eager), from 29-63%
   // before.
@@ -617,6 +621,56 @@ TEST(TorchStackShapes, AGroupedGemmShortfallLearnedAtSmallExpertsLeavesLargeOnes
         << op.measured_gpu_ms << " traced";
   }
   EXPECT_EQ(checked, 2);
+}
+
+// PyTorch's elementwise kernels take a flat 2-6 us at a few hundred rows on an H200
+// (data/calibration/2026-11-28-nvidia-h200-elementwise-floor): Qwen3's 128-row silu_backward in transformers'
+// eager loop takes about 4 us, which read as traffic is 77 bytes per element. Learned as its floor and its
+// operands' bytes (grad and input in bf16, a bf16 result: 6 per element), Mixtral's 2,048-row experts no
+// longer pay 13x that. Routed experts' GPU time of Mixtral's eager training, predicted from a Qwen3-learned
+// profile: +10.0%/+20.0% (T 2,048 forward/backward) and +23.2%/+39.3% (T 8,192) when the floors were read as
+// bytes, -16.6%/+12.4% and -2.9%/+21.0% now. What is left over: the generic path's slow rate on Mixtral's
+// large strided operands (silu_backward 94 us traced, 50 at the HBM's rate), and the loop's first iteration.
+TEST(TorchStackShapes, KernelsAtTheElementwiseFloorScaleWithTheirOperands) {
+  const auto learned = calibrate::learn_implementation(
+      {calibrate::load_traced_stack(
+          kData + "/2026-11-28-nvidia-h200-x2-c/hf/"
+                  "qwen3-30b-a3b.hf-eager.ep1.t2048.s2048.l2.train.regular.balanced.rank0.trace.json.gz",
+          {})},
+      hw::load_profile("h200"), "qwen3-eager");
+  const double kernel_min_ns = hw::load_profile("h200").gpu.kernel_min_s * 1e9;
+  const cost::ImplOpEntry* backward = learned.profile.find(
+      models::LayerOp::ROUTED_EXPERTS, cost::ImplPass::BACKWARD, models::AttentionType::GQA);
+  ASSERT_NE(backward, nullptr);
+  int silu_backward = 0;
+  for (const cost::ImplStep& s : backward->steps) {
+    if (s.label != "aten::silu_backward" || s.repeat != cost::ImplRepeat::PER_EXPERT) continue;
+    ++silu_backward;
+    EXPECT_DOUBLE_EQ(s.bytes_per_element, 6);
+    EXPECT_GT(s.floor_ns, kernel_min_ns);
+    EXPECT_LE(s.floor_ns, 4 * kernel_min_ns);
+  }
+  EXPECT_EQ(silu_backward, 1);
+  const std::string file = testing::TempDir() + "/qwen3-eager.json";
+  std::ofstream(file) << cost::implementation_to_json(learned.profile).dump(1);
+  TorchStackOptions options;
+  options.impl.all = file;
+  options.ops = true;
+  options.host_from_probe = true;
+  const auto compared = compare_torch_stacks(
+      find_torch_stack_records({kData + "/2026-11-28-nvidia-h200-x1-mixtral-eager/hf"}), options);
+  ASSERT_EQ(compared.size(), 2u);  // T 2,048 and 8,192
+  int checked = 0;
+  for (const TorchStackComparison& c : compared) {
+    for (const OpTimes& op : c.ops) {
+      if (op.op != "routed_experts") continue;
+      ++checked;
+      EXPECT_NEAR(op.predicted_gpu_ms / op.measured_gpu_ms, 1.0, 0.25)
+          << c.record.name << (op.backward ? " backward " : " forward ") << op.predicted_gpu_ms
+          << " ms predicted, " << op.measured_gpu_ms << " traced";
+    }
+  }
+  EXPECT_EQ(checked, 4);
 }
 
 }  // namespace

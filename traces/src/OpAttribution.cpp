@@ -172,6 +172,7 @@ class Attributor {
         if (auto op = cpu_by_external_.find(gpu->external_id); op != cpu_by_external_.end()) {
           item.cpu_op = op->second->name;
           item.inputs = op->second->inputs;
+          item.input_types = op->second->input_types;
         }
         out_.gpu_us += gpu->dur_us;
       } else {

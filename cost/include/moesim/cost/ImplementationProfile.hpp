@@ -126,6 +126,12 @@ struct ImplStep {
    * H200 (data/calibration/2026-11-27-*-elementwise-paths): its SMs, not the HBM, set the pace.
    */
   double max_bytes_per_s = 0;
+  /**
+   * @brief MEMORY: the least time the kernel takes at any size (ns), 0 for none beyond kernel_min. PyTorch's
+   * elementwise kernels take a flat time up to a few hundred rows, 0.7-2 us above an empty kernel's
+   * (data/calibration/2026-11-28-nvidia-h200-elementwise-floor); above it the bytes set the time.
+   */
+  double floor_ns = 0;
   ImplRows rows = ImplRows::NONE;
   ImplWidth width = ImplWidth::ONE;
   /** @brief FIXED: the kernel's time (ns). */

@@ -33,6 +33,7 @@ struct TracedItem {
   GpuEvent gpu;                                   ///< LAUNCH: what ran
   std::string cpu_op;                             ///< LAUNCH: the CPU op that launched it ("" unknown)
   std::vector<std::vector<std::int64_t>> inputs;  ///< LAUNCH: that op's Input Dims
+  std::vector<std::string> input_types;           ///< LAUNCH: that op's Input type ("" where not a tensor's)
   double host_us = 0;                             ///< host work on the thread before this item
   double wait_us = 0;                             ///< SYNC: time the host was blocked
   /// launched inside a `moesim.L<layer>.qk_norm` range (per-head query/key norms, attn_qkv's) or by the
