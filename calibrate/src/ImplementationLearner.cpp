@@ -170,6 +170,20 @@ bool mostly_body(const std::vector<int>& ids, std::size_t begin, std::size_t end
   return true;
 }
 
+// A window that starts inside the loop's irregular first iterations (autograd's backward: those are the last
+// experts of the forward, and the window begins after their last odd launch) ends inside its last regular
+// iteration: the launches after it that continue the period are that iteration's, not work after the loop.
+// Together with the irregular launches before the window they make up at least one iteration.
+ExpertLoop with_continuation(const std::vector<int>& ids, ExpertLoop loop) {
+  if (loop.thinned_before == 0 || loop.thinned_after != 0) return loop;
+  std::size_t tail = 0;
+  while (tail + 1 < loop.period && loop.end() + tail < ids.size() &&
+         same_launch(ids[loop.end() + tail], ids[loop.end() + tail - loop.period]))
+    ++tail;
+  if (tail > 0 && loop.thinned_before + tail >= loop.period) loop.thinned_after = tail;
+  return loop;
+}
+
 std::optional<ExpertLoop> find_expert_loop(const std::vector<TracedItem>& items, std::size_t experts) {
   if (experts < 2) return std::nullopt;
   std::map<std::string, int> id_of;
@@ -193,7 +207,7 @@ std::optional<ExpertLoop> find_expert_loop(const std::vector<TracedItem>& items,
         if (repeats == experts - 1) {
           for (std::size_t len = period - 1; len >= period / 2 && len > 0; --len) {
             if (len <= begin && thinned_copy(ids, begin - len, begin, begin, period))
-              return ExpertLoop{begin, period, repeats, len, 0};
+              return with_continuation(ids, ExpertLoop{begin, period, repeats, len, 0});
             if (end + len <= n && thinned_copy(ids, end, end + len, begin, period))
               return ExpertLoop{begin, period, repeats, 0, len};
           }
@@ -201,7 +215,7 @@ std::optional<ExpertLoop> find_expert_loop(const std::vector<TracedItem>& items,
         }
         for (std::size_t len = 2 * period; len >= period && len > 0; --len) {
           if (len <= begin && mostly_body(ids, begin - len, begin, begin, period, 2))
-            return ExpertLoop{begin, period, repeats, len, 0};
+            return with_continuation(ids, ExpertLoop{begin, period, repeats, len, 0});
           if (end + len <= n && mostly_body(ids, end, end + len, begin, period, 2))
             return ExpertLoop{begin, period, repeats, 0, len};
         }

@@ -553,11 +553,13 @@ TEST_F(TorchStackGeneralization, LearnedFromOneTracePerStyleAndGpu) {
   // both per pass; 21.7% learned from the H200 x2 lease's trace with one factor and per-expert GEMMs at one
   // rate), from 51% and 50% when only a forward trace was there to learn from; forward 13.7% and 9.3%.
   // With kernels at PyTorch's elementwise floor learned as that floor and their operands' bytes (2026-11-28
-  // elementwise-floor), not as the bytes their time would move: training 13.1% -> 10.1% (H100) and 12.6% ->
-  // 6.8% (H200), forward 19.3% -> 23.3% and 8.5% -> 12.8%. The forward is short of host time (too fast), and
-  // the inflated per-expert kernels at larger tokens had made up part of it.
-  EXPECT_LE(with_learned.at({"hf-eager", "h100"}).by_phase.at("train").median_abs(), 12.0);
-  EXPECT_LE(with_learned.at({"hf-eager", "h200"}).by_phase.at("train").median_abs(), 12.0);
+  // elementwise-floor), not as the bytes their time would move, and the backward loop's last expert no longer
+  // learned a second time as work after the loop (TorchStackShapes.KernelsAtTheElementwiseFloor...): training
+  // 13.1% -> 7.6% (H100) and 12.6% -> 1.7% (H200), forward 19.3% -> 23.3% and 8.5% -> 12.8%. The forward is
+  // short of host time (too fast), and the inflated per-expert kernels at larger tokens had made up part of
+  // it.
+  EXPECT_LE(with_learned.at({"hf-eager", "h100"}).by_phase.at("train").median_abs(), 10.0);
+  EXPECT_LE(with_learned.at({"hf-eager", "h200"}).by_phase.at("train").median_abs(), 10.0);
   for (const char* gpu : {"h100", "h200"})
     EXPECT_LE(with_learned.at({"hf-eager", gpu}).by_phase.at("forward").median_abs(), 25.0) << gpu;
   // The shipped eager profile counts those whole-weight kernels from the weights' shapes (no trace): its
@@ -627,10 +629,14 @@ TEST(TorchStackShapes, AGroupedGemmShortfallLearnedAtSmallExpertsLeavesLargeOnes
 // (data/calibration/2026-11-28-nvidia-h200-elementwise-floor): Qwen3's 128-row silu_backward in transformers'
 // eager loop takes about 4 us, which read as traffic is 77 bytes per element. Learned as its floor and its
 // operands' bytes (grad and input in bf16, a bf16 result: 6 per element), Mixtral's 2,048-row experts no
-// longer pay 13x that. Routed experts' GPU time of Mixtral's eager training, predicted from a Qwen3-learned
-// profile: +10.0%/+20.0% (T 2,048 forward/backward) and +23.2%/+39.3% (T 8,192) when the floors were read as
-// bytes, -16.6%/+12.4% and -2.9%/+21.0% now. What is left over: the generic path's slow rate on Mixtral's
-// large strided operands (silu_backward 94 us traced, 50 at the HBM's rate), and the loop's first iteration.
+// longer pay 13x that. And autograd's backward of the loop starts with two odd iterations (the first assigns
+// the stacked weights' gradients, the second adds out of place): the loop found after them ends inside the
+// last expert's iteration, whose remaining launches had been learned as work after the loop (an extra
+// expert's GEMMs, fills and accumulations: 1/128 of Qwen3's loop, 1/8 of Mixtral's). Mixtral's eager training
+// predicted from the Qwen3-learned profile, step error at T 2,048/8,192: +13.1%/+29.9% with neither,
+// +6.9%/+17.2% with the floors, -0.9%/+1.2% with both; routed experts' GPU time forward -9.2%/-10.9%,
+// backward +2.4%/+5.3%
+// (+20.0%/+39.3% backward with neither).
 TEST(TorchStackShapes, KernelsAtTheElementwiseFloorScaleWithTheirOperands) {
   const auto learned = calibrate::learn_implementation(
       {calibrate::load_traced_stack(
@@ -651,6 +657,8 @@ TEST(TorchStackShapes, KernelsAtTheElementwiseFloorScaleWithTheirOperands) {
     EXPECT_LE(s.floor_ns, 4 * kernel_min_ns);
   }
   EXPECT_EQ(silu_backward, 1);
+  for (const cost::ImplStep& s : backward->steps)
+    EXPECT_FALSE(s.kind == cost::ImplStepKind::GEMM && s.repeat == cost::ImplRepeat::ONCE) << s.label;
   const std::string file = testing::TempDir() + "/qwen3-eager.json";
   std::ofstream(file) << cost::implementation_to_json(learned.profile).dump(1);
   TorchStackOptions options;
@@ -662,10 +670,11 @@ TEST(TorchStackShapes, KernelsAtTheElementwiseFloorScaleWithTheirOperands) {
   ASSERT_EQ(compared.size(), 2u);  // T 2,048 and 8,192
   int checked = 0;
   for (const TorchStackComparison& c : compared) {
+    EXPECT_LE(std::abs(c.error_pct()), 5.0) << c.record.name;
     for (const OpTimes& op : c.ops) {
       if (op.op != "routed_experts") continue;
       ++checked;
-      EXPECT_NEAR(op.predicted_gpu_ms / op.measured_gpu_ms, 1.0, 0.25)
+      EXPECT_NEAR(op.predicted_gpu_ms / op.measured_gpu_ms, 1.0, 0.15)
           << c.record.name << (op.backward ? " backward " : " forward ") << op.predicted_gpu_ms
           << " ms predicted, " << op.measured_gpu_ms << " traced";
     }
