@@ -225,6 +225,19 @@ class ImplementationKernelsTest : public ::testing::Test {
     c.experts_total_local = static_cast<int>(c.expert_tokens.size());
     return c;
   }
+
+  // What a user's file holding `document` gives: the profile written out and read back.
+  static ImplementationProfile written_and_read(const nlohmann::json& document) {
+    return implementation_from_json(implementation_to_json(implementation_from_json(document, "p.json")),
+                                    "back.json");
+  }
+
+  // The routed experts' forward pieces for one expert of `rows` rows with `p` on `gpu`: sync, gather, fc1.
+  std::vector<KernelPiece> one_expert(const hw::HwProfile& gpu, const ImplementationProfile& p,
+                                      std::int64_t rows) const {
+    return op_kernels({gpu, model, hw::AttentionImpl::FUSED, &p, 1}, LayerOp::ROUTED_EXPERTS, Pass::FORWARD,
+                      experts({rows}));
+  }
 };
 
 TEST_F(ImplementationKernelsTest, PerExpertStepsRepeatForExpertsWithRows) {
@@ -288,15 +301,11 @@ TEST_F(ImplementationKernelsTest, GemmKernelOverheadAddsToEachLaunch) {
 TEST_F(ImplementationKernelsTest, MemoryRateCapIsSmTimeOnEveryGpu) {
   auto document = expert_loop_profile();
   document["ops"][0]["steps"][1]["max_GB_per_s"] = 1000;
-  const ImplementationProfile capped = implementation_from_json(
-      implementation_to_json(implementation_from_json(document, "p.json")), "back.json");
-  const ImplementationProfile plain = implementation_from_json(expert_loop_profile(), "p.json");
+  const ImplementationProfile capped = written_and_read(document);
   for (const char* gpu : {"h100", "h200"}) {
     const hw::HwProfile hw_gpu = hw::load_profile(gpu);
-    const auto a = op_kernels({hw_gpu, model, hw::AttentionImpl::FUSED, &plain, 1}, LayerOp::ROUTED_EXPERTS,
-                              Pass::FORWARD, experts({5}));
-    const auto b = op_kernels({hw_gpu, model, hw::AttentionImpl::FUSED, &capped, 1}, LayerOp::ROUTED_EXPERTS,
-                              Pass::FORWARD, experts({5}));
+    const auto a = one_expert(hw_gpu, profile, 5);
+    const auto b = one_expert(hw_gpu, capped, 5);
     ASSERT_EQ(a.size(), 3u);  // sync, gather, fc1
     EXPECT_DOUBLE_EQ(b[1].work.compute_ns, 4.0 * 5 * 2048 / 1000e9 * 1e9) << gpu;
     EXPECT_DOUBLE_EQ(b[1].work.memory_ns, a[1].work.memory_ns) << gpu;
@@ -312,15 +321,11 @@ TEST_F(ImplementationKernelsTest, MemoryRateCapIsSmTimeOnEveryGpu) {
 TEST_F(ImplementationKernelsTest, MemoryFloorHoldsSmallKernelsAndLeavesLargeOnesToTheirBytes) {
   auto document = expert_loop_profile();
   document["ops"][0]["steps"][1]["floor_us"] = 3;
-  const ImplementationProfile floored = implementation_from_json(
-      implementation_to_json(implementation_from_json(document, "p.json")), "back.json");
-  const ImplementationProfile plain = implementation_from_json(expert_loop_profile(), "p.json");
+  const ImplementationProfile floored = written_and_read(document);
   auto alone_ns = [](const sim::KernelWork& w) { return w.fixed_ns + std::max(w.compute_ns, w.memory_ns); };
   for (std::int64_t rows : {5, 2'000'000}) {
-    const auto a = op_kernels({hw, model, hw::AttentionImpl::FUSED, &plain, 1}, LayerOp::ROUTED_EXPERTS,
-                              Pass::FORWARD, experts({rows}));
-    const auto b = op_kernels({hw, model, hw::AttentionImpl::FUSED, &floored, 1}, LayerOp::ROUTED_EXPERTS,
-                              Pass::FORWARD, experts({rows}));
+    const auto a = one_expert(hw, profile, rows);
+    const auto b = one_expert(hw, floored, rows);
     ASSERT_EQ(a.size(), 3u);  // sync, gather, fc1
     EXPECT_EQ(alone_ns(a[1].work) < 3e3, rows == 5) << rows;
     EXPECT_DOUBLE_EQ(alone_ns(b[1].work), std::max(3e3, alone_ns(a[1].work))) << rows;
@@ -332,6 +337,7 @@ TEST_F(ImplementationKernelsTest, MemoryFloorHoldsSmallKernelsAndLeavesLargeOnes
   document["ops"][0]["steps"][1]["floor_us"] = 0;
   EXPECT_NE(error_of(document).find("/ops/0/steps/1/floor_us"), std::string::npos);
 }
+
 // Megatron's sort_chunks_by_idxs splits the received rows into one chunk per (source rank, local expert): its
 // host time grows with EP x local experts, here 2 x 4 = 8 chunks at 2.5 us each beside the 11 us op.
 TEST_F(ImplementationKernelsTest, HostTimePerChunkScalesWithTheExchangesChunks) {
