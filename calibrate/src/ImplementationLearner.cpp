@@ -158,11 +158,14 @@ class OpLearner {
     // launch carries over instead. So for grouped GEMMs: torch._grouped_mm ran 0.72-0.92 of the profile's
     // rate at 128-512 rows per expert and 0.95-1.01 at 768-8192 (2026-11-28 H200 traces, Qwen3,
     // DeepSeek-V2-Lite, Mixtral at EP 1/2/4). Whole-projection launches keep the rate: their shortfall scales
-    // with them.
+    // with them. Small GEMMs faster than the table are its error at their shape too, not the stack's rate:
+    // the H200 eager experts' 128-row GEMMs ran 1.07-1.13x the table and Mixtral's 2,048-row ones
+    // at 1.00-0.94x (2026-11-28 x1 Mixtral eager trace), so that deficit is learned per launch as well (a
+    // negative overhead).
     const bool grouped = std::all_of(gemms.begin(), gemms.end(), [](const detail::PredictedKernel& p) {
       return p.cost.kind == models::KernelClass::GROUPED_GEMM;
     });
-    if ((step.repeat == ImplRepeat::PER_EXPERT || grouped) && traced > fixed_ns + variable) {
+    if (step.repeat == ImplRepeat::PER_EXPERT || grouped) {
       step.efficiency = 1;
       step.kernel_overhead_ns = (traced - fixed_ns - variable) / static_cast<double>(gemms.size());
     }

@@ -170,7 +170,8 @@ ImplStep read_step(JsonObject s, models::LayerOp op) {
         s.fail("gemm", "expected \"*\" or one of the op's GEMM names (fc1, fc2.wgrad...)");
       step.efficiency = bounded(s, "efficiency", 1 / kMaxFactor, kMaxFactor, true);
       if (s.has("kernel_overhead_us"))
-        step.kernel_overhead_ns = bounded(s, "kernel_overhead_us", 0, kMaxMicroseconds, true) * 1e3;
+        step.kernel_overhead_ns =
+            bounded(s, "kernel_overhead_us", -kMaxMicroseconds, kMaxMicroseconds, true) * 1e3;
       if (auto grouped = s.optional_object("grouped")) step.grouped = read_grouped(std::move(*grouped));
       break;
     case ImplStepKind::ATTENTION:
@@ -219,7 +220,7 @@ nlohmann::json step_to_json(const ImplStep& s) {
     case ImplStepKind::GEMM:
       j["gemm"] = s.gemm;
       j["efficiency"] = s.efficiency;
-      if (s.kernel_overhead_ns > 0) j["kernel_overhead_us"] = s.kernel_overhead_ns * 1e-3;
+      if (s.kernel_overhead_ns != 0) j["kernel_overhead_us"] = s.kernel_overhead_ns * 1e-3;
       if (s.grouped) j["grouped"] = grouped_to_json(*s.grouped);
       break;
     case ImplStepKind::ATTENTION:

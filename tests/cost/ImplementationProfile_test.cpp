@@ -1,6 +1,7 @@
 // Implementation profiles: strict loading, and the pieces an entry's steps become.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <numbers>
 
@@ -292,8 +293,43 @@ TEST_F(ImplementationKernelsTest, GemmKernelOverheadAddsToEachLaunch) {
     EXPECT_DOUBLE_EQ(b[i].work.compute_ns, a[i].work.compute_ns) << a[i].name;
   }
   EXPECT_EQ(gemms, 3);  // the three experts with rows
-  document["ops"][0]["steps"][2]["kernel_overhead_us"] = -1;
+  document["ops"][0]["steps"][2]["kernel_overhead_us"] = -2e6;
   EXPECT_NE(error_of(document).find("/ops/0/steps/2/kernel_overhead_us"), std::string::npos);
+}
+
+// A negative per-launch overhead (GEMMs that ran faster than the table at the traced shape) comes off the
+// table's time of each of its kernels, not off the empty kernel's time: 0.5 us off every fc1, and an fc1
+// whose table time is shorter than the deficit keeps only kernel_min.
+TEST_F(ImplementationKernelsTest, NegativeGemmOverheadShortensTheTableTimeDownToAnEmptyKernel) {
+  auto document = expert_loop_profile();
+  document["ops"][0]["steps"][2]["efficiency"] = 1;
+  const ImplementationProfile plain = implementation_from_json(document, "p.json");
+  const auto c = experts({10, 0, 5, 7});
+  const auto a =
+      op_kernels({hw, model, hw::AttentionImpl::FUSED, &plain, 1}, LayerOp::ROUTED_EXPERTS, Pass::FORWARD, c);
+  double largest_body = 0;
+  for (const auto& k : a)
+    if (k.name == "routed_experts.fc1")
+      largest_body = std::max({largest_body, k.work.compute_ns, k.work.memory_ns});
+  ASSERT_GT(largest_body, 0);
+  for (const double deficit_ns : {500.0, 2 * largest_body}) {
+    document["ops"][0]["steps"][2]["kernel_overhead_us"] = -deficit_ns * 1e-3;
+    const ImplementationProfile faster = implementation_from_json(
+        implementation_to_json(implementation_from_json(document, "p.json")), "back.json");
+    const auto b = op_kernels({hw, model, hw::AttentionImpl::FUSED, &faster, 1}, LayerOp::ROUTED_EXPERTS,
+                              Pass::FORWARD, c);
+    ASSERT_EQ(a.size(), b.size());
+    for (std::size_t i = 0; i < a.size(); ++i) {
+      const bool fc1 = a[i].name == "routed_experts.fc1";
+      EXPECT_DOUBLE_EQ(b[i].work.fixed_ns, a[i].work.fixed_ns) << a[i].name;
+      EXPECT_DOUBLE_EQ(b[i].work.compute_ns,
+                       fc1 ? std::max(0.0, a[i].work.compute_ns - deficit_ns) : a[i].work.compute_ns)
+          << a[i].name;
+      EXPECT_DOUBLE_EQ(b[i].work.memory_ns,
+                       fc1 ? std::max(0.0, a[i].work.memory_ns - deficit_ns) : a[i].work.memory_ns)
+          << a[i].name;
+    }
+  }
 }
 
 // A capped memory step runs no faster than its rate on any GPU, as SM time; its HBM time stays the curve's:

@@ -112,7 +112,10 @@ struct ImplStep {
   std::string gemm = "*";
   /** @brief GEMM: rate relative to the hardware profile's (time divides by it); > 0. */
   double efficiency = 1;
-  /** @brief GEMM: time added to each of its kernels beyond the hardware profile's, whatever its size (ns). */
+  /**
+   * @brief GEMM: time added to each of its kernels beyond the hardware profile's, whatever its size (ns); a
+   * negative one takes that much off the table's time of each, down to an empty kernel's.
+   */
   double kernel_overhead_ns = 0;
   /** @brief GEMM: how its grouped launches over the local experts spend their time; none: as one GEMM. */
   std::optional<ImplGroupedGemm> grouped;
