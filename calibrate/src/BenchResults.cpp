@@ -240,6 +240,31 @@ void add_torch_sdpa(const JsonAt& doc, const JsonAt& results, BenchResults& out)
   }
 }
 
+// PyTorch's index_add_ against a dense add (kernels/tools/torch_index_add_rates.py), a run of its own.
+void add_torch_index_add(const JsonAt& doc, const JsonAt& results, BenchResults& out) {
+  RunInfo run;
+  run.file = doc.file();
+  run.benchmark = "torch_index_add";
+  run.start_time = doc.string("date_utc");
+  run.gpu_name = doc.optional_string("gpu").value_or("");
+  run.gpu_count = 1;
+  if (doc.has("torch")) run.libraries["PyTorch"] = doc.string("torch");
+  out.runs.push_back(run);
+  if (doc.string("unit") != "us") doc.fail("unit", "must be \"us\"");
+  for (std::size_t i = 0; i < results.value().size(); ++i) {
+    JsonAt r = results.at(i);
+    AtomicAddCase a;
+    a.rows = r.integer("rows");
+    a.hidden = r.integer("hidden");
+    if (a.rows <= 0) r.fail("rows", "must be > 0");
+    if (a.hidden <= 0) r.fail("hidden", "must be > 0");
+    a.dtype = r.string("dtype");
+    a.time_s = r.number("index_add_us") * 1e-6;
+    if (!(a.time_s > 0)) r.fail("index_add_us", "must be > 0");
+    out.atomic_adds.push_back(a);
+  }
+}
+
 void add_power(const JsonAt& doc, const JsonAt& results, BenchResults& out) {
   PowerRun power = read_power_run(doc);
   for (std::size_t i = 0; i < results.value().size(); ++i) {
@@ -270,10 +295,16 @@ void add_document(const JsonAt& doc, BenchResults& out) {
       doc.value().at("schema_version").get<std::int64_t>() != 1)
     doc.fail("schema_version", "must be 1 (a kernels/ results file: see kernels/README.md)");
   const std::string tool = doc.string("tool");
-  if (tool.rfind("moesim-kernels", 0) != 0)
-    doc.fail("tool", "= \"" + tool + "\": not a kernels/ results file (expected moesim-kernels...)");
+  if (tool.rfind("moesim-kernels", 0) != 0 && tool != "moesim-torch-index-add-rates")
+    doc.fail("tool", "= \"" + tool +
+                         "\": not a kernels/ results file (expected moesim-kernels... or "
+                         "moesim-torch-index-add-rates)");
   JsonAt results = doc.at("results");
   if (!results.value().is_array()) doc.fail("results", "must be an array");
+  if (tool == "moesim-torch-index-add-rates") {
+    add_torch_index_add(doc, results, out);
+    return;
+  }
 
   if (tool == "moesim-kernels/torch_sdpa_compare.py") {
     add_torch_sdpa(doc, results, out);

@@ -68,6 +68,7 @@ CalibrationResult calibrate(const hw::HwProfile& base, const CalibrationInputs& 
   fit_router_topk(c);
   fit_memory_kernels(c);
   fit_launch(c);
+  fit_atomic_add(c);
   fit_blas_call(c);
   use_traces(c);
   for (const std::string& ignored : b.ignored) out.notes.push_back(ignored + ": not used (no profile field)");

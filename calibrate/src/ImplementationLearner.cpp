@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <set>
 #include <sstream>
 
 #include "LaunchSequence.hpp"
@@ -207,8 +208,10 @@ class OpLearner {
 
   void memory_step(const TracedItem& item, ImplStep& step) const {
     step.label = item.cpu_op.empty() ? traces::to_string(item.gpu.kind) : item.cpu_op;
-    const double elements = detail::largest_input_elements(item.inputs);
-    const auto shape = detail::traffic_shape(op_, q_, elements);
+    if (atomic_add_step(item, step)) return;
+    const std::vector<std::int64_t> largest = detail::largest_input(item.inputs);
+    const double elements = detail::element_count(largest);
+    const auto shape = detail::traffic_shape(op_, q_, largest);
     const std::optional<Traffic> traffic = shape ? scaling_traffic(item, *shape, elements) : std::nullopt;
     if (!traffic) {
       step.kind = ImplStepKind::FIXED;
@@ -221,6 +224,39 @@ class OpLearner {
     step.bytes_per_element = traffic->bytes / shape->elements;
     step.floor_ns = traffic->floor_ns;
     step.max_bytes_per_s = traffic->max_bytes_per_s;
+  }
+
+  // A bf16 index_add_ or scatter_add_ (self, dim, index, source) adds each source element atomically: its
+  // time scales with the source, at the GPU's atomic-add rate where the hardware profile has one. Read as
+  // traffic at the traced size instead, Qwen3's 128-row per-expert index_add_ (at PyTorch's floor) had put
+  // Mixtral's 2,048-row one at 16 us against 65 traced. False where it is no such op or nothing explains the
+  // source.
+  bool atomic_add_step(const TracedItem& item, ImplStep& step) const {
+    static const std::set<std::string> ops = {"aten::index_add_", "aten::index_add", "aten::scatter_add_",
+                                              "aten::scatter_add"};
+    constexpr std::size_t kSource = 3;
+    if (hw_.gpu.atomic_add_bf16_per_s <= 0 || !ops.count(item.cpu_op) || item.inputs.size() <= kSource ||
+        item.input_types.size() <= kSource || item.input_types[kSource] != "c10::BFloat16" ||
+        item.inputs[kSource].empty())
+      return false;
+    const double source = detail::element_count(item.inputs[kSource]);
+    const auto shape = detail::traffic_shape(op_, q_, item.inputs[kSource]);
+    const auto source_bytes = detail::tensor_bytes(item.inputs[kSource], item.input_types[kSource]);
+    const auto index_bytes = detail::tensor_bytes(item.inputs[kSource - 1], item.input_types[kSource - 1]);
+    if (!shape || !source_bytes || !index_bytes) return false;
+    // The source and the index read once, and only the rows they add into read and written: not all of self.
+    const double nominal = 3 * *source_bytes + *index_bytes;
+    const double duration_s = item.gpu.dur_us * 1e-6;
+    step.kind = ImplStepKind::MEMORY;
+    step.rows = shape->rows;
+    step.width = shape->width;
+    step.bytes_per_element = nominal / shape->elements;
+    step.atomic_adds_per_element = source / shape->elements;
+    // At PyTorch's floor (a few hundred rows) neither its bytes nor its adds explain its time.
+    if (duration_s <= hw_.gpu.kernel_min_s * kFloorBoundFactor && nominal <= kFloorRegionBytes &&
+        duration_s > hw_.gpu.kernel_min_s)
+      step.floor_ns = duration_s * 1e9;
+    return true;
   }
 
   struct Traffic {

@@ -40,15 +40,18 @@ std::vector<ImplWidth> preferred_widths(LayerOp op) {
 
 }  // namespace
 
-double largest_input_elements(const std::vector<std::vector<std::int64_t>>& inputs) {
-  double largest = 0;
-  for (const auto& shape : inputs) {
-    if (shape.empty()) continue;
-    double elements = 1;
-    for (std::int64_t d : shape) elements *= static_cast<double>(d);
-    largest = std::max(largest, elements);
-  }
-  return largest;
+double element_count(const std::vector<std::int64_t>& dims) {
+  if (dims.empty()) return 0;
+  double elements = 1;
+  for (std::int64_t d : dims) elements *= static_cast<double>(d);
+  return elements;
+}
+
+std::vector<std::int64_t> largest_input(const std::vector<std::vector<std::int64_t>>& inputs) {
+  const std::vector<std::int64_t>* largest = nullptr;
+  for (const auto& shape : inputs)
+    if (!shape.empty() && (!largest || element_count(shape) > element_count(*largest))) largest = &shape;
+  return largest ? *largest : std::vector<std::int64_t>{};
 }
 
 double traffic_elements(const TracedQuantities& q, ImplRows rows, ImplWidth width) {
@@ -58,37 +61,63 @@ double traffic_elements(const TracedQuantities& q, ImplRows rows, ImplWidth widt
          cost::implementation_width(*q.model, q.context, width);
 }
 
-std::optional<TrafficShape> traffic_shape(LayerOp op, const TracedQuantities& q, double elements) {
+namespace {
+// Whether `rows` rows are the product of a run of adjacent dims (a batch-first or a heads-first layout).
+bool rows_in_dims(double rows, const std::vector<std::int64_t>& dims) {
+  for (std::size_t first = 0; first < dims.size(); ++first) {
+    double product = 1;
+    for (std::size_t last = first; last < dims.size(); ++last) {
+      product *= static_cast<double>(dims[last]);
+      if (std::abs(product - rows) < 0.5) return true;
+    }
+  }
+  return false;
+}
+}  // namespace
+
+std::optional<TrafficShape> traffic_shape(LayerOp op, const TracedQuantities& q,
+                                          const std::vector<std::int64_t>& dims) {
+  const double elements = element_count(dims);
   if (elements <= 0) return std::nullopt;
   std::vector<ImplRows> rows = {ImplRows::TOKENS, ImplRows::ROUTED_ROWS, ImplRows::RECEIVED_ROWS,
                                 ImplRows::NONE};
   if (q.per_expert) rows.insert(rows.begin(), ImplRows::EXPERT_ROWS);
   const std::vector<ImplWidth> widths = preferred_widths(op);
-  for (double factor : {1.0, 2.0, 0.5, 3.0, 4.0}) {
-    for (ImplRows r : rows) {
-      for (ImplWidth w : widths) {
-        const double product = traffic_elements(q, r, w);
-        if (product > 0 && std::abs(product * factor - elements) < 0.5) return TrafficShape{r, w, product};
+  for (bool rows_from_dims : {true, false}) {
+    for (double factor : {1.0, 2.0, 0.5, 3.0, 4.0}) {
+      for (ImplRows r : rows) {
+        const double row_count = cost::implementation_rows(q.context, r, q.expert_rows);
+        if (rows_from_dims && r != ImplRows::NONE && !rows_in_dims(row_count, dims)) continue;
+        for (ImplWidth w : widths) {
+          const double product = traffic_elements(q, r, w);
+          if (product > 0 && std::abs(product * factor - elements) < 0.5) return TrafficShape{r, w, product};
+        }
       }
     }
   }
   return std::nullopt;
 }
 
-std::optional<double> operand_bytes(const std::vector<std::vector<std::int64_t>>& inputs,
-                                    const std::vector<std::string>& types) {
+std::optional<double> tensor_bytes(const std::vector<std::int64_t>& dims, const std::string& type) {
   static const std::map<std::string, double> sizes = {
       {"c10::BFloat16", 2}, {"c10::Half", 2}, {"float", 4},         {"double", 8},      {"long int", 8},
       {"int", 4},           {"bool", 1},      {"unsigned char", 1}, {"signed char", 1}, {"short int", 2}};
+  const auto size = sizes.find(type);
+  if (size == sizes.end()) return std::nullopt;
+  double elements = 1;
+  for (std::int64_t d : dims) elements *= static_cast<double>(d);
+  return elements * size->second;
+}
+
+std::optional<double> operand_bytes(const std::vector<std::vector<std::int64_t>>& inputs,
+                                    const std::vector<std::string>& types) {
   double total = 0, largest = 0;
   for (std::size_t i = 0; i < inputs.size(); ++i) {
     if (inputs[i].empty()) continue;  // a scalar, a list or no tensor: nothing streamed
-    const auto size = i < types.size() ? sizes.find(types[i]) : sizes.end();
-    if (size == sizes.end()) return std::nullopt;
-    double elements = 1;
-    for (std::int64_t d : inputs[i]) elements *= static_cast<double>(d);
-    total += elements * size->second;
-    largest = std::max(largest, elements * size->second);
+    const auto bytes = tensor_bytes(inputs[i], i < types.size() ? types[i] : "");
+    if (!bytes) return std::nullopt;
+    total += *bytes;
+    largest = std::max(largest, *bytes);
   }
   if (largest <= 0) return std::nullopt;
   return total + largest;

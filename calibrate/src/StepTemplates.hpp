@@ -30,14 +30,21 @@ struct TrafficShape {
   double elements = 0;  ///< rows · width at the traced configuration
 };
 
-/** @brief Elements of the largest tensor among a CPU op's inputs (0 when none has a shape). */
-double largest_input_elements(const std::vector<std::vector<std::int64_t>>& inputs);
+/** @brief The dims of the largest tensor among a CPU op's inputs (empty when none has a shape). */
+std::vector<std::int64_t> largest_input(const std::vector<std::vector<std::int64_t>>& inputs);
+
+/** @brief The product of `dims` (0 when empty). */
+double element_count(const std::vector<std::int64_t>& dims);
 
 /**
- * @brief The rows and width of `op` whose product, times 1, 2, 1/2, 3 or 4 (exact products first), is
- * `elements`, preferring the widths the op works on; nullopt when none is.
+ * @brief The rows and width of `op` whose product, times 1, 2, 1/2, 3 or 4 (exact products first), is the
+ * element count of a tensor of `dims`, preferring the widths the op works on; nullopt when none is. Where
+ * several quantities give that count (every Qwen3 trace at 2,048 tokens has tokens = hidden), rows that are
+ * the product of a run of adjacent dims come first: a [2048, 4, 64] key half is tokens x kv_width / 2, not
+ * routed_rows x heads.
  */
-std::optional<TrafficShape> traffic_shape(models::LayerOp op, const TracedQuantities& q, double elements);
+std::optional<TrafficShape> traffic_shape(models::LayerOp op, const TracedQuantities& q,
+                                          const std::vector<std::int64_t>& dims);
 
 /** @brief rows · width of `shape`'s quantities at `q`. */
 double traffic_elements(const TracedQuantities& q, cost::ImplRows rows, cost::ImplWidth width);
@@ -47,6 +54,10 @@ double traffic_elements(const TracedQuantities& q, cost::ImplRows rows, cost::Im
  * `duration_s`; 0 when the duration is within kernel_min.
  */
 double bytes_for_duration(const hw::HwProfile& hw, double duration_s);
+
+/** @brief The bytes of one tensor of `dims` and record_shapes' element `type`; nullopt for a type it cannot
+ * size. */
+std::optional<double> tensor_bytes(const std::vector<std::int64_t>& dims, const std::string& type);
 
 /**
  * @brief The bytes a CPU op's tensor operands hold, each read once, plus a write of the largest (shapes and

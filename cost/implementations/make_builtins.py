@@ -312,6 +312,7 @@ def backward_of(steps, c):
             out.extend(clean(s["backward"]))
         elif s["kind"] == "memory" and not s.get("no_grad"):
             b = dict(s, bytes_per_element=s.get("backward_bytes", 2 * s["bytes_per_element"]), host_us=c.backward_op())
+            b.pop("atomic_adds_per_element", None)
             if "host_us_per_chunk" in s:
                 b["host_us_per_chunk"] = c.exchange["chunk_backward"]
             out.append({k: v for k, v in b.items() if k not in INTERNAL_KEYS})
@@ -358,9 +359,12 @@ def clean(steps):
 
 
 def index_add(c, rows, repeat="once"):
-    """out.index_add_(0, token, rows) in bf16: a dense add's 6 bytes per element, slowed by the atomics as measured;
-    its backward gathers the gradient's rows (twice the dense bytes, streaming)."""
+    """out.index_add_(0, token, rows) in bf16: a dense add's 6 bytes per element, slowed by the atomics as measured
+    on the H100, and one atomic add per element, which the GPU's own atomic-add rate times where its hardware profile
+    has one (on the H200 the dense add is faster and the atomics are not); its backward gathers the gradient's rows
+    (twice the dense bytes, streaming, no atomics)."""
     s = mem("index_add", rows, "hidden", round(6 * c.index_add_slowdown, 2), c.op("index_add"), repeat)
+    s["atomic_adds_per_element"] = 1
     s["backward_bytes"] = 12
     return s
 

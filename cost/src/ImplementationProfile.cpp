@@ -182,6 +182,8 @@ ImplStep read_step(JsonObject s, models::LayerOp op) {
       step.bytes_per_element = bounded(s, "bytes_per_element", 0, kMaxBytesPerElement, false);
       if (s.has("max_GB_per_s")) step.max_bytes_per_s = bounded(s, "max_GB_per_s", 0, 1e6, false) * 1e9;
       if (s.has("floor_us")) step.floor_ns = bounded(s, "floor_us", 0, kMaxMicroseconds, false) * 1e3;
+      if (s.has("atomic_adds_per_element"))
+        step.atomic_adds_per_element = bounded(s, "atomic_adds_per_element", 0, kMaxBytesPerElement, false);
       step.rows = read_enum(s, "rows", kRowsNames);
       step.width = read_enum(s, "width", kWidthNames);
       break;
@@ -230,6 +232,7 @@ nlohmann::json step_to_json(const ImplStep& s) {
       j["bytes_per_element"] = s.bytes_per_element;
       if (s.max_bytes_per_s > 0) j["max_GB_per_s"] = s.max_bytes_per_s * 1e-9;
       if (s.floor_ns > 0) j["floor_us"] = s.floor_ns * 1e-3;
+      if (s.atomic_adds_per_element > 0) j["atomic_adds_per_element"] = s.atomic_adds_per_element;
       j["rows"] = name_of(kRowsNames, s.rows);
       j["width"] = name_of(kWidthNames, s.width);
       break;

@@ -134,6 +134,8 @@ GpuSpec parse_gpu(JsonObject obj) {
   g.graph_launch_overhead_s = scaled(obj, "graph_launch_overhead_us", kUs);
   g.graph_node_overhead_s = scaled(obj, "graph_node_overhead_us", kUs);
   g.kernel_min_s = scaled(obj, "kernel_min_us", kUs);
+  if (obj.has("atomic_add_bf16_G_per_s"))
+    g.atomic_add_bf16_per_s = obj.number("atomic_add_bf16_G_per_s") * 1e9;
   g.source = obj.string("source");
   obj.finish();
   return g;

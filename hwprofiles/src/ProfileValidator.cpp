@@ -31,8 +31,9 @@ constexpr double kMinBandwidthGBps = 1e-3;  // memory, links, NICs and collectiv
 constexpr double kMaxBandwidthGBps = 1e6;
 constexpr double kMinCacheMiB = 1e-3;
 constexpr double kMaxCacheMiB = 1e6;
-constexpr double kMaxOverheadUs = 1e4;  // launches, library calls, the shortest kernel: 10 ms
-constexpr double kMaxLatencyUs = 1e6;   // fabric, network and collective step latency: 1 s
+constexpr double kMaxOverheadUs = 1e4;      // launches, library calls, the shortest kernel: 10 ms
+constexpr double kMaxAtomicAddGPerS = 1e4;  // atomic adds: 10 T elements/s, far above any GPU's HBM
+constexpr double kMaxLatencyUs = 1e6;       // fabric, network and collective step latency: 1 s
 constexpr double kMaxGpusPerNode = 1024;
 constexpr double kMinFraction = 1e-4;  // efficiencies and clock factors
 constexpr double kMaxSlowdown = 100;   // contention factors and HBM bytes per byte moved
@@ -160,6 +161,8 @@ void validate_gpu(const GpuSpec& g, const RuleChecker& check) {
     check.non_negative(std::string("/gpu/") + key, seconds, kUs);
     check.within(std::string("/gpu/") + key, seconds, kUs, 0, kMaxOverheadUs);
   }
+  check.non_negative("/gpu/atomic_add_bf16_G_per_s", g.atomic_add_bf16_per_s, 1e9);
+  check.within("/gpu/atomic_add_bf16_G_per_s", g.atomic_add_bf16_per_s, 1e9, 0, kMaxAtomicAddGPerS);
   check.not_empty("/gpu/source", g.source);
 }
 

@@ -76,6 +76,8 @@ ordered_json gpu_json(const GpuSpec& g) {
                       {"graph_node_overhead_us", in_unit(g.graph_node_overhead_s, kUs)},
                       {"kernel_min_us", in_unit(g.kernel_min_s, kUs)},
                       {"source", g.source}};
+  if (g.atomic_add_bf16_per_s > 0)
+    out = insert_after(out, "kernel_min_us", "atomic_add_bf16_G_per_s", g.atomic_add_bf16_per_s / 1e9);
   // Optional keys, each inserted right after launch_overhead_us: the last inserted comes first.
   if (g.copy_launch_overhead_s > 0)
     out = insert_after(out, "launch_overhead_us", "copy_launch_overhead_us",

@@ -115,7 +115,25 @@ TEST(BenchResults, ErrorsNameFileAndLineOrPointer) {
   EXPECT_EQ(error_of(R"({"schema_version": 2, "tool": "moesim-kernels"})", "v2.json"),
             "v2.json: /schema_version must be 1 (a kernels/ results file: see kernels/README.md)");
   EXPECT_EQ(error_of(R"({"schema_version": 1, "tool": "nccl-tests", "results": []})", "other.json"),
-            "other.json: /tool = \"nccl-tests\": not a kernels/ results file (expected moesim-kernels...)");
+            "other.json: /tool = \"nccl-tests\": not a kernels/ results file (expected moesim-kernels... or "
+            "moesim-torch-index-add-rates)");
+  // kernels/tools/torch_index_add_rates.py records: each case read as its rows, hidden, dtype and time.
+  const std::string index_add = R"({"schema_version": 1, "tool": "moesim-torch-index-add-rates", "unit": "us",
+    "date_utc": "2026-11-27T03:41:04Z", "gpu": "NVIDIA H200", "torch": "2.11.0", "results": [
+    {"tokens": 2048, "hidden": 4096, "k": 2, "dtype": "bfloat16", "rows": 4096, "index_add_us": 130.3}]})";
+  BenchResults read;
+  add_bench_document(index_add, "index-add.json", read);
+  ASSERT_EQ(read.atomic_adds.size(), 1u);
+  EXPECT_EQ(read.atomic_adds[0].rows, 4096);
+  EXPECT_EQ(read.atomic_adds[0].hidden, 4096);
+  EXPECT_EQ(read.atomic_adds[0].dtype, "bfloat16");
+  EXPECT_DOUBLE_EQ(read.atomic_adds[0].time_s, 130.3e-6);
+  ASSERT_EQ(read.runs.size(), 1u);
+  EXPECT_EQ(read.runs[0].benchmark, "torch_index_add");
+  std::string missing = index_add;
+  missing.replace(missing.find(", \"index_add_us\": 130.3"), 22, "");
+  EXPECT_EQ(error_of(missing, "index-add.json"), "index-add.json: /results/0/index_add_us is missing")
+      << error_of(missing, "index-add.json");
   std::string doc = kGemmDocument;
   doc.replace(doc.find("\"m\": 16"), 7, "\"m\": \"16\"");
   EXPECT_EQ(error_of(doc, "gemm.json"), "gemm.json: /results/1/m must be an integer");

@@ -341,6 +341,26 @@ TEST(Calibrator, BlasCallCostFromCallsWithTheirOwnOperandsWhenMeasured) {
   EXPECT_NE(p.gpu.source.find("same operands, median of 5): 8 us."), std::string::npos) << p.gpu.source;
 }
 
+TEST(Calibrator, AtomicAddRateFromBf16IndexAddCases) {
+  // rows x hidden adds over each bf16 case's time: 4,194,304 / 40 us = 104.8576 G/s, 8,388,608 / 64 us =
+  // 131.072 G/s and 16,777,216 / 140 us = 119.8373 G/s: median 119.8 (4 significant figures). The fp32
+  // case (far faster) is not fitted; without bf16 cases the base's value (none) stays.
+  CalibrationInputs in = inputs();
+  EXPECT_EQ(calibrate(base_profile(), in).profile.gpu.atomic_add_bf16_per_s, 0);
+  in.bench.atomic_adds = {{2048, 2048, "bfloat16", 40e-6},
+                          {4096, 2048, "bfloat16", 64e-6},
+                          {4096, 4096, "bfloat16", 140e-6},
+                          {4096, 4096, "float32", 20e-6}};
+  const hw::HwProfile p = calibrate(base_profile(), in).profile;
+  EXPECT_DOUBLE_EQ(p.gpu.atomic_add_bf16_per_s, 119.8e9);
+  EXPECT_NE(p.gpu.source.find("atomic_add_bf16_G_per_s = 119.8, the median over 3 bf16 cases"),
+            std::string::npos)
+      << p.gpu.source;
+  EXPECT_NE(p.gpu.source.find("per case 104.9-131.1"), std::string::npos) << p.gpu.source;
+  in.bench.atomic_adds = {{4096, 4096, "float32", 20e-6}};
+  EXPECT_EQ(calibrate(base_profile(), in).profile.gpu.atomic_add_bf16_per_s, 0);
+}
+
 TEST(Calibrator, TileGemmRateFromThePersistentCaseWithTheMostTiles) {
   // bf16 tile tasks (128x64x8, 2 blocks per SM): persistent m = 16384 (4096 tiles) at 50 TF/s is the rate;
   // m = 4096 (1024 tiles on 199 blocks, >= 2 waves) at 45 TF/s enters the residual only; m = 128 (one

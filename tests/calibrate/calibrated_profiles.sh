@@ -30,17 +30,21 @@ tile=data/calibration/2026-11-26-nvidia-h100-tilegemm  # FlashMoE's GEMM tile ta
 # torch SDPA at 16/32/64 sequences x heads (equal work), timed with the stream held (no host issue time)
 sdpa100=data/calibration/2026-11-27-nvidia-h100-sdpa-held
 sdpa200=data/calibration/2026-11-27-nvidia-h200-sdpa-held
+# torch index_add_ against a dense add: the GPU's bf16 atomic-add rate
+index100=data/calibration/2026-11-27-nvidia-h100-index-add
+index200=data/calibration/2026-11-27-nvidia-h200-index-add-sdpa
 rm -f "$out/h100.calibrated.json" "$out/h200.calibrated.json"
 "$moesim" calibrate --base hwprofiles/profiles/h100.json --out "$out/h100.calibrated.json" \
   --from data/calibration/2026-11-21-nvidia-h100-gemm/gemm_first.json $h100ra/gemm_attn.json $h100/grouped_gemm.json $h100/attention.json $sdpa100/sdpa-h16.json $sdpa100/sdpa-h32.json $sdpa100/sdpa-h64.json $h100/memory.json \
-         $h100/contention1.json $h100ra/router1_topk_*.json $h100/launch.json $tile/tile_gemm.json
+         $h100/contention1.json $h100ra/router1_topk_*.json $h100/launch.json $tile/tile_gemm.json \
+         $index100/index-add-1.json $index100/index-add-2.json
 "$moesim" calibrate --base hwprofiles/profiles/h200.json --out "$out/h200.calibrated.json" \
   --from $power/gemm_first.json $h200ra/gemm_attn.json $power/power.json $power4/power4.json $h200/grouped_gemm.json $h200/attention.json $sdpa200/sdpa-h*.json $h200/memory.json \
          $held/collectives2.json $held/collectives4.json $x8/collectives8.json $h200/contention2.json $h200/contention4.json \
          $x8/contention8.json \
          $h200/contention4_priority.json $hbm/contention2.json $sizes/contention4_gemm_*.json \
          $h200ra/router1_topk_*.json $router/contention4_topk_*.json $router/contention4_norm*.json $h200/launch.json $h200/launch_call2.json $held/launch.json \
-         $eager/launch.json $launch24/launch.json
+         $eager/launch.json $launch24/launch.json $index200/index-add-h200.json
 
 if [[ "$check" == "--check" ]]; then
   status=0

@@ -374,6 +374,35 @@ TEST_F(ImplementationKernelsTest, MemoryFloorHoldsSmallKernelsAndLeavesLargeOnes
   EXPECT_NE(error_of(document).find("/ops/0/steps/1/floor_us"), std::string::npos);
 }
 
+// A bf16 step of atomic adds runs no faster than the GPU's atomic-add rate, as SM time: one add per element
+// of 2,048 rows x 2,048 (hidden) at 100 G/s is 41,943.04 ns, about 6x those bytes' HBM time. Without the
+// rate in the hardware profile, or in fp32 (whose rate is not measured), the bytes alone time it.
+TEST_F(ImplementationKernelsTest, AtomicAddsRunAtTheGpusRateForThem) {
+  auto document = expert_loop_profile();
+  document["ops"][0]["steps"][1]["atomic_adds_per_element"] = 1;
+  const ImplementationProfile atomic = written_and_read(document);
+  hw::HwProfile with_rate = hw, without_rate = hw;
+  with_rate.gpu.atomic_add_bf16_per_s = 100e9;
+  without_rate.gpu.atomic_add_bf16_per_s = 0;
+  const auto plain = one_expert(with_rate, profile, 2048);
+  const auto adds = one_expert(with_rate, atomic, 2048);
+  ASSERT_EQ(adds.size(), 3u);  // sync, gather, fc1
+  EXPECT_DOUBLE_EQ(adds[1].work.compute_ns, 2048.0 * 2048 / 100e9 * 1e9);
+  EXPECT_GT(adds[1].work.compute_ns, 5 * plain[1].work.memory_ns);
+  EXPECT_DOUBLE_EQ(adds[1].work.memory_ns, plain[1].work.memory_ns);
+  EXPECT_DOUBLE_EQ(one_expert(without_rate, atomic, 2048)[1].work.compute_ns,
+                   one_expert(without_rate, profile, 2048)[1].work.compute_ns);
+  auto fp32 = experts({2048});
+  fp32.dtype = models::DType::FP32;
+  const auto fp32_adds = op_kernels({with_rate, model, hw::AttentionImpl::FUSED, &atomic, 1},
+                                    LayerOp::ROUTED_EXPERTS, Pass::FORWARD, fp32);
+  const auto fp32_plain = op_kernels({with_rate, model, hw::AttentionImpl::FUSED, &profile, 1},
+                                     LayerOp::ROUTED_EXPERTS, Pass::FORWARD, fp32);
+  EXPECT_DOUBLE_EQ(fp32_adds[1].work.compute_ns, fp32_plain[1].work.compute_ns);
+  document["ops"][0]["steps"][1]["atomic_adds_per_element"] = 0;
+  EXPECT_NE(error_of(document).find("/ops/0/steps/1/atomic_adds_per_element"), std::string::npos);
+}
+
 // Megatron's sort_chunks_by_idxs splits the received rows into one chunk per (source rank, local expert): its
 // host time grows with EP x local experts, here 2 x 4 = 8 chunks at 2.5 us each beside the 11 us op.
 TEST_F(ImplementationKernelsTest, HostTimePerChunkScalesWithTheExchangesChunks) {

@@ -150,6 +150,16 @@ struct PowerRun {
   std::vector<PowerLoad> loads;
 };
 
+/**
+ * @brief One case of kernels/tools/torch_index_add_rates.py: `out[tokens, hidden].index_add_(0, index[rows],
+ * src[rows, hidden])`, rows x hidden atomic adds.
+ */
+struct AtomicAddCase {
+  std::int64_t rows = 0, hidden = 0;
+  std::string dtype;  ///< PyTorch's name: bfloat16, float32
+  double time_s = 0;  ///< per call
+};
+
 /** @brief Everything read from the --from files. */
 struct BenchResults {
   std::vector<RunInfo> runs;
@@ -162,6 +172,7 @@ struct BenchResults {
   std::vector<ContentionCase> contention;
   std::vector<LaunchCase> launch;
   std::vector<PowerRun> power;
+  std::vector<AtomicAddCase> atomic_adds;
   /// "file: benchmark" of documents calibration has no use for, and "file: power_bench load LOAD" of power
   /// loads it skips (smcopy, gemm+smcopy)
   std::vector<std::string> ignored;

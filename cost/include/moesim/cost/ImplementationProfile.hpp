@@ -135,6 +135,12 @@ struct ImplStep {
    * (data/calibration/2026-11-28-nvidia-h200-elementwise-floor); above it the bytes set the time.
    */
   double floor_ns = 0;
+  /**
+   * @brief MEMORY: atomic adds per (row · width) element, 0 for none. A bf16 index_add_ or scatter_add_ adds
+   * each source element atomically, and the GPU's atomic-add rate (hw::GpuSpec::atomic_add_bf16_per_s), not
+   * its HBM, sets its time above a few hundred rows (data/calibration/2026-11-27-*-index-add*).
+   */
+  double atomic_adds_per_element = 0;
   ImplRows rows = ImplRows::NONE;
   ImplWidth width = ImplWidth::ONE;
   /** @brief FIXED: the kernel's time (ns). */

@@ -67,6 +67,12 @@ struct GpuSpec {
   double graph_launch_overhead_s = 0;  ///< host time to launch one CUDA/HIP graph
   double graph_node_overhead_s = 0;    ///< device gap per kernel node inside a graph
   double kernel_min_s = 0;             ///< shortest device time any kernel takes
+  /**
+   * optional: bf16 elements per second that atomic adds into memory reach across the GPU (PyTorch's
+   * index_add_ and scatter_add_: each source element one atomic add); 0 = not measured, such kernels timed by
+   * their bytes
+   */
+  double atomic_add_bf16_per_s = 0;
   std::string source;
 };
 
