@@ -223,15 +223,21 @@ void read_contention(const JsonAt& r, const JsonAt& doc, BenchResults& out) {
   out.contention.push_back(c);
 }
 
-// PyTorch SDPA's attention times (kernels/tools/torch_sdpa_compare.py), a run of their own.
-void add_torch_sdpa(const JsonAt& doc, const JsonAt& results, BenchResults& out) {
+// The run of a PyTorch tool's document (one GPU): its file, date, GPU and PyTorch version.
+RunInfo torch_tool_run(const JsonAt& doc, const std::string& benchmark, const std::string& date_key) {
   RunInfo run;
   run.file = doc.file();
-  run.benchmark = "torch_sdpa";
-  run.start_time = doc.string("start_time");
+  run.benchmark = benchmark;
+  run.start_time = doc.string(date_key);
   run.gpu_name = doc.optional_string("gpu").value_or("");
   run.gpu_count = 1;
   if (doc.has("torch")) run.libraries["PyTorch"] = doc.string("torch");
+  return run;
+}
+
+// PyTorch SDPA's attention times (kernels/tools/torch_sdpa_compare.py), a run of their own.
+void add_torch_sdpa(const JsonAt& doc, const JsonAt& results, BenchResults& out) {
+  RunInfo run = torch_tool_run(doc, "torch_sdpa", "start_time");
   if (doc.has("cudnn")) run.libraries["cuDNN"] = cudnn_version(doc.value().at("cudnn"));
   out.runs.push_back(run);
   for (std::size_t i = 0; i < results.value().size(); ++i) {
@@ -242,14 +248,7 @@ void add_torch_sdpa(const JsonAt& doc, const JsonAt& results, BenchResults& out)
 
 // PyTorch's index_add_ against a dense add (kernels/tools/torch_index_add_rates.py), a run of its own.
 void add_torch_index_add(const JsonAt& doc, const JsonAt& results, BenchResults& out) {
-  RunInfo run;
-  run.file = doc.file();
-  run.benchmark = "torch_index_add";
-  run.start_time = doc.string("date_utc");
-  run.gpu_name = doc.optional_string("gpu").value_or("");
-  run.gpu_count = 1;
-  if (doc.has("torch")) run.libraries["PyTorch"] = doc.string("torch");
-  out.runs.push_back(run);
+  out.runs.push_back(torch_tool_run(doc, "torch_index_add", "date_utc"));
   if (doc.string("unit") != "us") doc.fail("unit", "must be \"us\"");
   for (std::size_t i = 0; i < results.value().size(); ++i) {
     JsonAt r = results.at(i);

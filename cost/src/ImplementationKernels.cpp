@@ -206,17 +206,16 @@ class StepEmitter {
         k.name = name(s);
         k.kind = KernelClass::MEMORY;
         k.backward = pass_ != Pass::FORWARD;
-        k.bytes = s.bytes_per_element * implementation_rows(c_, s.rows, expert) *
-                  implementation_width(in_.model, c_, s.width);
+        const double elements =
+            implementation_rows(c_, s.rows, expert) * implementation_width(in_.model, c_, s.width);
+        k.bytes = s.bytes_per_element * elements;
         sim::KernelWork w = kernel_work(in_.hw, k, c_.dtype);
         // A capped kernel is held back on its SMs, not by the HBM it shares: SM time, as a router's.
         if (s.max_bytes_per_s > 0) w.compute_ns = std::max(w.compute_ns, k.bytes / s.max_bytes_per_s * 1e9);
         // Atomic adds run at the GPU's rate for them whatever the bytes (bf16 only: the rate measured).
         const double atomic_rate = in_.hw.gpu.atomic_add_bf16_per_s;
         if (s.atomic_adds_per_element > 0 && atomic_rate > 0 && c_.dtype == models::DType::BF16) {
-          const double adds = s.atomic_adds_per_element * implementation_rows(c_, s.rows, expert) *
-                              implementation_width(in_.model, c_, s.width);
-          w.compute_ns = std::max(w.compute_ns, adds / atomic_rate * 1e9);
+          w.compute_ns = std::max(w.compute_ns, s.atomic_adds_per_element * elements / atomic_rate * 1e9);
         }
         // Below its floor the kernel's time does not shrink with its bytes: the floor is start-up, not
         // traffic.
