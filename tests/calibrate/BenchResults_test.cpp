@@ -117,10 +117,11 @@ TEST(BenchResults, ErrorsNameFileAndLineOrPointer) {
   EXPECT_EQ(error_of(R"({"schema_version": 1, "tool": "nccl-tests", "results": []})", "other.json"),
             "other.json: /tool = \"nccl-tests\": not a kernels/ results file (expected moesim-kernels... or "
             "moesim-torch-index-add-rates)");
-  // kernels/tools/torch_index_add_rates.py records: each case read as its rows, hidden, dtype and time.
+  // kernels/tools/torch_index_add_rates.py records: each case read as its rows, hidden, dtype and times.
   const std::string index_add = R"({"schema_version": 1, "tool": "moesim-torch-index-add-rates", "unit": "us",
     "date_utc": "2026-11-27T03:41:04Z", "gpu": "NVIDIA H200", "torch": "2.11.0", "results": [
-    {"tokens": 2048, "hidden": 4096, "k": 2, "dtype": "bfloat16", "rows": 4096, "index_add_us": 130.3}]})";
+    {"tokens": 2048, "hidden": 4096, "k": 2, "dtype": "bfloat16", "rows": 4096, "index_add_us": 130.3,
+     "dense_add_us": 25.1, "ratio": 5.19}]})";
   BenchResults read;
   add_bench_document(index_add, "index-add.json", read);
   ASSERT_EQ(read.atomic_adds.size(), 1u);
@@ -128,12 +129,25 @@ TEST(BenchResults, ErrorsNameFileAndLineOrPointer) {
   EXPECT_EQ(read.atomic_adds[0].hidden, 4096);
   EXPECT_EQ(read.atomic_adds[0].dtype, "bfloat16");
   EXPECT_DOUBLE_EQ(read.atomic_adds[0].time_s, 130.3e-6);
+  EXPECT_DOUBLE_EQ(read.atomic_adds[0].dense_time_s, 25.1e-6);
   ASSERT_EQ(read.runs.size(), 1u);
   EXPECT_EQ(read.runs[0].benchmark, "torch_index_add");
-  std::string missing = index_add;
-  missing.replace(missing.find(", \"index_add_us\": 130.3"), 22, "");
-  EXPECT_EQ(error_of(missing, "index-add.json"), "index-add.json: /results/0/index_add_us is missing")
-      << error_of(missing, "index-add.json");
+  EXPECT_EQ(read.runs[0].gpu_name, "NVIDIA H200");
+  EXPECT_EQ(read.runs[0].libraries.at("PyTorch"), "2.11.0");
+  const auto index_add_with = [&](const std::string& from, const std::string& to) {
+    std::string text = index_add;
+    text.replace(text.find(from), from.size(), to);
+    return error_of(text, "index-add.json");
+  };
+  EXPECT_EQ(index_add_with(", \"index_add_us\": 130.3", ""),
+            "index-add.json: /results/0/index_add_us is missing");
+  EXPECT_EQ(index_add_with("\"rows\": 4096", "\"rows\": 0"),
+            "index-add.json: /results/0/rows = 0: must be an integer in [1, 16777216]");
+  EXPECT_EQ(index_add_with("\"index_add_us\": 130.3", "\"index_add_us\": 0"),
+            "index-add.json: /results/0/index_add_us = 0: must be in [0.001, 3600000000]");
+  EXPECT_EQ(index_add_with("\"bfloat16\"", "\"float16\""),
+            "index-add.json: /results/0/dtype = \"float16\": expected bfloat16 or float32");
+  EXPECT_EQ(index_add_with("\"us\"", "\"ms\""), "index-add.json: /unit must be \"us\"");
   std::string doc = kGemmDocument;
   doc.replace(doc.find("\"m\": 16"), 7, "\"m\": \"16\"");
   EXPECT_EQ(error_of(doc, "gemm.json"), "gemm.json: /results/1/m must be an integer");

@@ -344,20 +344,32 @@ TEST(Calibrator, BlasCallCostFromCallsWithTheirOwnOperandsWhenMeasured) {
 TEST(Calibrator, AtomicAddRateFromBf16IndexAddCases) {
   // rows x hidden adds over each bf16 case's time: 4,194,304 / 40 us = 104.8576 G/s, 8,388,608 / 64 us =
   // 131.072 G/s and 16,777,216 / 140 us = 119.8373 G/s: median 119.8 (4 significant figures). The fp32
-  // case (far faster) is not fitted; without bf16 cases the base's value (none) stays.
+  // case (838.9 G/s; with it the median would be 125.5) is not fitted; without bf16 cases the base's value
+  // (none) stays. Against the dense adds: bf16 40/10 = 4, 64/20 = 3.2, 140/28 = 5; fp32 20/12.5 = 1.6.
+  // Residual over the 3 bf16 cases, worst at the first: 4,194,304 / 119.8 G/s = 35.01 us against 40.
   CalibrationInputs in = inputs();
   EXPECT_EQ(calibrate(base_profile(), in).profile.gpu.atomic_add_bf16_per_s, 0);
-  in.bench.atomic_adds = {{2048, 2048, "bfloat16", 40e-6},
-                          {4096, 2048, "bfloat16", 64e-6},
-                          {4096, 4096, "bfloat16", 140e-6},
-                          {4096, 4096, "float32", 20e-6}};
-  const hw::HwProfile p = calibrate(base_profile(), in).profile;
+  in.bench.atomic_adds = {{2048, 2048, "bfloat16", 40e-6, 10e-6},
+                          {4096, 2048, "bfloat16", 64e-6, 20e-6},
+                          {4096, 4096, "bfloat16", 140e-6, 28e-6},
+                          {4096, 4096, "float32", 20e-6, 12.5e-6}};
+  const CalibrationResult result = calibrate(base_profile(), in);
+  const hw::HwProfile& p = result.profile;
   EXPECT_DOUBLE_EQ(p.gpu.atomic_add_bf16_per_s, 119.8e9);
   EXPECT_NE(p.gpu.source.find("atomic_add_bf16_G_per_s = 119.8, the median over 3 bf16 cases"),
             std::string::npos)
       << p.gpu.source;
-  EXPECT_NE(p.gpu.source.find("per case 104.9-131.1"), std::string::npos) << p.gpu.source;
-  in.bench.atomic_adds = {{4096, 4096, "float32", 20e-6}};
+  EXPECT_NE(
+      p.gpu.source.find("(per case 104.9-131.1, 3.2-5x a dense add; the 1 fp32 case is not fitted: fp32 "
+                        "atomics are native, 1.6x a dense add)."),
+      std::string::npos)
+      << p.gpu.source;
+  auto residual = std::find_if(result.residuals.begin(), result.residuals.end(),
+                               [](const Residual& r) { return r.table == "atomic add"; });
+  ASSERT_NE(residual, result.residuals.end());
+  EXPECT_EQ(residual->points, 3);
+  EXPECT_NEAR(residual->max_rel, 1 - 4194304 / (119.8e9 * 40e-6), 1e-9);
+  in.bench.atomic_adds = {{4096, 4096, "float32", 20e-6, 12.5e-6}};
   EXPECT_EQ(calibrate(base_profile(), in).profile.gpu.atomic_add_bf16_per_s, 0);
 }
 

@@ -156,8 +156,9 @@ struct PowerRun {
  */
 struct AtomicAddCase {
   std::int64_t rows = 0, hidden = 0;
-  std::string dtype;  ///< PyTorch's name: bfloat16, float32
-  double time_s = 0;  ///< per call
+  std::string dtype;        ///< PyTorch's name: bfloat16, float32
+  double time_s = 0;        ///< index_add_, per call
+  double dense_time_s = 0;  ///< a dense torch.add of rows x hidden elements, per call
 };
 
 /** @brief Everything read from the --from files. */
