@@ -224,6 +224,8 @@ class OpLearner {
     step.bytes_per_element = traffic->bytes / shape->elements;
     step.floor_ns = traffic->floor_ns;
     step.max_bytes_per_s = traffic->max_bytes_per_s;
+    // Timed by its traffic: at more bytes it keeps the rate it ran at (ImplStep::steady_bytes says why).
+    if (traffic->floor_ns == 0 && traffic->max_bytes_per_s == 0) step.steady_bytes = traffic->bytes;
   }
 
   // A bf16 index_add_ or scatter_add_ (self, dim, index, source) adds each source element atomically: its

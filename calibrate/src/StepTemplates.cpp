@@ -73,12 +73,31 @@ bool rows_in_dims(double rows, const std::vector<std::int64_t>& dims) {
   }
   return false;
 }
+
+// A tensor shaped as one routed expert's weight, [hidden, k · expert_ffn] or [k · expert_ffn, hidden] (k = 2:
+// gate and up fused), in a kernel that runs once per local expert: the gradient slice of a stacked weight an
+// implementation indexes per expert. Checked before the activations' shapes, which it matches where tokens =
+// hidden (Qwen3 at 2,048 tokens): inside a loop over experts an activation has the expert's rows, not all
+// tokens, so tokens x expert_ffn read there had doubled the copy at Mixtral's 8,192 tokens and hidden 4,096.
+bool expert_weight_dims(LayerOp op, const TracedQuantities& q, std::vector<std::int64_t> dims) {
+  if (op != LayerOp::ROUTED_EXPERTS || !q.per_expert) return false;
+  std::erase(dims, 1);
+  if (dims.size() != 2) return false;
+  const std::int64_t hidden = q.model->hidden, ffn = q.model->moe.expert_ffn;
+  for (std::int64_t k : {1, 2}) {
+    if ((dims[0] == hidden && dims[1] == k * ffn) || (dims[0] == k * ffn && dims[1] == hidden)) return true;
+  }
+  return false;
+}
 }  // namespace
 
 std::optional<TrafficShape> traffic_shape(LayerOp op, const TracedQuantities& q,
                                           const std::vector<std::int64_t>& dims) {
   const double elements = element_count(dims);
   if (elements <= 0) return std::nullopt;
+  if (expert_weight_dims(op, q, dims))
+    return TrafficShape{ImplRows::NONE, ImplWidth::EXPERT_WEIGHT,
+                        traffic_elements(q, ImplRows::NONE, ImplWidth::EXPERT_WEIGHT)};
   std::vector<ImplRows> rows = {ImplRows::TOKENS, ImplRows::ROUTED_ROWS, ImplRows::RECEIVED_ROWS,
                                 ImplRows::NONE};
   if (q.per_expert) rows.insert(rows.begin(), ImplRows::EXPERT_ROWS);

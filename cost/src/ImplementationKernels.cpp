@@ -76,6 +76,8 @@ double implementation_width(const models::ModelSpec& m, const models::OpContext&
       return heads;
     case ImplWidth::EXPERT_WEIGHTS:
       return local_experts(c) * m.moe.expert_ffn * m.hidden;
+    case ImplWidth::EXPERT_WEIGHT:
+      return static_cast<double>(m.moe.expert_ffn) * m.hidden;
   }
   return 1;
 }
@@ -210,6 +212,8 @@ class StepEmitter {
             implementation_rows(c_, s.rows, expert) * implementation_width(in_.model, c_, s.width);
         k.bytes = s.bytes_per_element * elements;
         sim::KernelWork w = kernel_work(in_.hw, k, c_.dtype);
+        if (s.steady_bytes > 0 && k.bytes > s.steady_bytes)
+          w.memory_ns *= in_.hw.memory_efficiency(k.bytes) / in_.hw.memory_efficiency(s.steady_bytes);
         // A capped kernel is held back on its SMs, not by the HBM it shares: SM time, as a router's.
         if (s.max_bytes_per_s > 0) w.compute_ns = std::max(w.compute_ns, k.bytes / s.max_bytes_per_s * 1e9);
         // Atomic adds run at the GPU's rate for them whatever the bytes (bf16 only: the rate measured).

@@ -44,7 +44,7 @@ constexpr NameTable<ImplRows, 5> kRowsNames = {{{ImplRows::NONE, "none"},
                                                 {ImplRows::ROUTED_ROWS, "routed_rows"},
                                                 {ImplRows::RECEIVED_ROWS, "received_rows"},
                                                 {ImplRows::EXPERT_ROWS, "expert_rows"}}};
-constexpr NameTable<ImplWidth, 13> kWidthNames = {{{ImplWidth::ONE, "one"},
+constexpr NameTable<ImplWidth, 14> kWidthNames = {{{ImplWidth::ONE, "one"},
                                                    {ImplWidth::HIDDEN, "hidden"},
                                                    {ImplWidth::EXPERTS, "experts"},
                                                    {ImplWidth::LOCAL_EXPERTS, "local_experts"},
@@ -56,7 +56,8 @@ constexpr NameTable<ImplWidth, 13> kWidthNames = {{{ImplWidth::ONE, "one"},
                                                    {ImplWidth::KV_WIDTH, "kv_width"},
                                                    {ImplWidth::V_WIDTH, "v_width"},
                                                    {ImplWidth::HEADS, "heads"},
-                                                   {ImplWidth::EXPERT_WEIGHTS, "expert_weights"}}};
+                                                   {ImplWidth::EXPERT_WEIGHTS, "expert_weights"},
+                                                   {ImplWidth::EXPERT_WEIGHT, "expert_weight"}}};
 constexpr NameTable<ImplCondition, 4> kConditionNames = {{{ImplCondition::ALWAYS, "always"},
                                                           {ImplCondition::MULTI_RANK, "ep>1"},
                                                           {ImplCondition::SINGLE_RANK, "ep==1"},
@@ -184,6 +185,7 @@ ImplStep read_step(JsonObject s, models::LayerOp op) {
       if (s.has("floor_us")) step.floor_ns = bounded(s, "floor_us", 0, kMaxMicroseconds, false) * 1e3;
       if (s.has("atomic_adds_per_element"))
         step.atomic_adds_per_element = bounded(s, "atomic_adds_per_element", 0, kMaxBytesPerElement, false);
+      if (s.has("steady_from_MB")) step.steady_bytes = bounded(s, "steady_from_MB", 0, 1e9, false) * 1e6;
       step.rows = read_enum(s, "rows", kRowsNames);
       step.width = read_enum(s, "width", kWidthNames);
       break;
@@ -233,6 +235,7 @@ nlohmann::json step_to_json(const ImplStep& s) {
       if (s.max_bytes_per_s > 0) j["max_GB_per_s"] = s.max_bytes_per_s * 1e-9;
       if (s.floor_ns > 0) j["floor_us"] = s.floor_ns * 1e-3;
       if (s.atomic_adds_per_element > 0) j["atomic_adds_per_element"] = s.atomic_adds_per_element;
+      if (s.steady_bytes > 0) j["steady_from_MB"] = s.steady_bytes * 1e-6;
       j["rows"] = name_of(kRowsNames, s.rows);
       j["width"] = name_of(kWidthNames, s.width);
       break;

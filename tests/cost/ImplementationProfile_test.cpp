@@ -403,6 +403,24 @@ TEST_F(ImplementationKernelsTest, AtomicAddsRunAtTheGpusRateForThem) {
   EXPECT_NE(error_of(document).find("/ops/0/steps/1/atomic_adds_per_element"), std::string::npos);
 }
 
+// A step with steady bytes keeps, above them, the rate the memory curve gives at them: 4 bytes x 2,048 rows
+// x 2,048 (hidden) is 16.8 MB; at 8x the rows (134 MB) its memory time is exactly 8x, where the curve alone
+// (h100: 0.70 of HBM at 16.8 MB, 0.81 at 90 MB) would make it shorter; below them nothing changes.
+TEST_F(ImplementationKernelsTest, AStepKeepsTheRateOfItsSteadyBytesAboveThem) {
+  auto document = expert_loop_profile();
+  const double steady_bytes = 4.0 * 2048 * 2048;
+  document["ops"][0]["steps"][1]["steady_from_MB"] = steady_bytes * 1e-6;
+  const ImplementationProfile steady = written_and_read(document);
+  const double at_steady = one_expert(hw, profile, 2048)[1].work.memory_ns;
+  EXPECT_DOUBLE_EQ(one_expert(hw, steady, 2048)[1].work.memory_ns, at_steady);
+  EXPECT_DOUBLE_EQ(one_expert(hw, steady, 512)[1].work.memory_ns,
+                   one_expert(hw, profile, 512)[1].work.memory_ns);
+  EXPECT_NEAR(one_expert(hw, steady, 8 * 2048)[1].work.memory_ns, 8 * at_steady, 1e-9 * at_steady);
+  EXPECT_LT(one_expert(hw, profile, 8 * 2048)[1].work.memory_ns, 0.9 * 8 * at_steady);
+  document["ops"][0]["steps"][1]["steady_from_MB"] = 0;
+  EXPECT_NE(error_of(document).find("/ops/0/steps/1/steady_from_MB"), std::string::npos);
+}
+
 // Megatron's sort_chunks_by_idxs splits the received rows into one chunk per (source rank, local expert): its
 // host time grows with EP x local experts, here 2 x 4 = 8 chunks at 2.5 us each beside the 11 us op.
 TEST_F(ImplementationKernelsTest, HostTimePerChunkScalesWithTheExchangesChunks) {

@@ -65,6 +65,9 @@ enum class ImplWidth {
   /// local experts · expert_ffn · hidden: the elements of one stacked routed-expert weight ([E, F, H]), which
   /// an implementation that indexes it per expert makes autograd zero and accumulate whole per expert
   EXPERT_WEIGHTS,
+  /// expert_ffn · hidden: the elements of one routed expert's weight matrix, whose gradient slice autograd
+  /// copies per expert when an implementation indexes a stacked weight per expert
+  EXPERT_WEIGHT,
 };
 
 /** @brief When a step runs. */
@@ -141,6 +144,15 @@ struct ImplStep {
    * its HBM, sets its time above a few hundred rows (data/calibration/2026-11-27-*-index-add*).
    */
   double atomic_adds_per_element = 0;
+  /**
+   * @brief MEMORY: from these bytes up the kernel keeps the rate the memory-efficiency curve gives at them
+   * (its traced size, for a learned kernel), 0 for none. The curve's rise over tens to hundreds of MB comes
+   * from the mix of kernels it was fitted on (memory_bench's RMSNorm streams at 3.0-3.7 TB/s at 34 MB to 2
+   * GB, its add at 3.9-4.4, on one H200: data/calibration/2026-11-26-nvidia-h200-x4/memory.json), not from
+   * size: one PyTorch kernel streams at one rate from 8 to 270 MB (Qwen3's and Mixtral's RMSNorm kernels in
+   * the 2026-11-28 H200 traces), and carried up the curve it ran 20-30% short.
+   */
+  double steady_bytes = 0;
   ImplRows rows = ImplRows::NONE;
   ImplWidth width = ImplWidth::ONE;
   /** @brief FIXED: the kernel's time (ns). */
