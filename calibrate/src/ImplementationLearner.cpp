@@ -225,7 +225,9 @@ class OpLearner {
     step.floor_ns = traffic->floor_ns;
     step.max_bytes_per_s = traffic->max_bytes_per_s;
     // Timed by its traffic: at more bytes it keeps the rate it ran at (ImplStep::steady_bytes says why).
-    if (traffic->floor_ns == 0 && traffic->max_bytes_per_s == 0) step.steady_bytes = traffic->bytes;
+    // A reduction keeps speeding up with its size: the memory curve's rise times it (detail::is_reduction).
+    if (traffic->floor_ns == 0 && traffic->max_bytes_per_s == 0 && !detail::is_reduction(item.cpu_op))
+      step.steady_bytes = traffic->bytes;
   }
 
   // A bf16 index_add_ or scatter_add_ (self, dim, index, source) adds each source element atomically: its

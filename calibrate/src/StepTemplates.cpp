@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <set>
 
 #include "moesim/cost/CostModel.hpp"
 #include "moesim/cost/ImplementationQuantities.hpp"
@@ -168,6 +169,13 @@ std::vector<PredictedKernel> predicted_kernels(const hw::HwProfile& hw, LayerOp 
     out.push_back({k, std::max(w.compute_ns, w.memory_ns), w.fixed_ns});
   }
   return out;
+}
+
+bool is_reduction(const std::string& op) {
+  static const std::set<std::string> reductions = {
+      "aten::sum", "aten::mean", "aten::amax", "aten::amin", "aten::max",
+      "aten::min", "aten::norm", "aten::var",  "aten::std",  "aten::linalg_vector_norm"};
+  return reductions.count(op) > 0;
 }
 
 }  // namespace moesim::calibrate::detail

@@ -67,6 +67,13 @@ std::optional<double> tensor_bytes(const std::vector<std::int64_t>& dims, const 
 std::optional<double> operand_bytes(const std::vector<std::vector<std::int64_t>>& inputs,
                                     const std::vector<std::string>& types);
 
+/**
+ * @brief Whether CPU op `op` reduces its input (sum, mean, amax...): its kernels keep speeding up with their
+ * size where a streaming kernel's rate levels off (one H200: torch's mean over rows of 4,096 at 0.8 TB/s at
+ * 17 MB and 3.5 at 269 MB, its pow at 1.9 and 3.9; data/calibration/2026-11-29-nvidia-h200-l2-rates, cold).
+ */
+bool is_reduction(const std::string& op);
+
 /** @brief moesim's GEMM (or attention) kernels of an op at the traced configuration, with their alone time.
  */
 struct PredictedKernel {

@@ -746,7 +746,7 @@ TEST(TorchStackShapes, AnIndexAddLearnedAtSmallExpertsRunsAtTheAtomicRateAtLarge
 // Inside the loop over experts, a [768, 2,048] or [1,536, 2,048] copy is one expert's weight-gradient slice
 // (hidden x expert_ffn), not tokens x expert_ffn (tokens = hidden = 2,048 in the trace): Mixtral's is
 // 4,096 x 14,336 at any token count. Mixtral from the Qwen3-learned profile (2026-11-29): RMSNorms' forward
-// GPU time at T 8,192 -26%/-30%/-30% (attention, MLP, final) -> -13%/-17%/-18%; routed experts' backward
+// GPU time at T 8,192 -26%/-30%/-30% (attention, MLP, final) -> -15%/-19%/-19%; routed experts' backward
 // +2.4%/+5.0% -> +7.8%/+5.0% at T 2,048/8,192 (its weight copies had been half and twice their size).
 TEST(TorchStackShapes, LearnedKernelsKeepTheirTracedRateAtLargerSizes) {
   const auto learned = calibrate::learn_implementation(
@@ -755,7 +755,7 @@ TEST(TorchStackShapes, LearnedKernelsKeepTheirTracedRateAtLargerSizes) {
                   "qwen3-30b-a3b.hf-eager.ep1.t2048.s2048.l2.train.regular.balanced.rank0.trace.json.gz",
           {})},
       hw::load_profile("h200"), "qwen3-eager");
-  int weight_copies = 0, by_traffic = 0;
+  int weight_copies = 0, by_traffic = 0, reductions = 0;
   for (const cost::ImplOpEntry& entry : learned.profile.ops)
     for (const cost::ImplStep& s : entry.steps) {
       if (s.kind != cost::ImplStepKind::MEMORY) continue;
@@ -763,7 +763,11 @@ TEST(TorchStackShapes, LearnedKernelsKeepTheirTracedRateAtLargerSizes) {
       const bool traced = s.label.starts_with("aten::");
       if (traced && s.floor_ns == 0 && s.max_bytes_per_s == 0 && s.atomic_adds_per_element == 0) {
         ++by_traffic;
-        EXPECT_GT(s.steady_bytes, 0) << models::to_string(entry.op) << " " << s.label;
+        // A reduction's rate keeps rising with its size (torch's mean 0.8 TB/s at 17 MB, 3.5 at 269 MB on one
+        // H200, data/calibration/2026-11-29-nvidia-h200-l2-rates): the memory curve times it.
+        const bool reduction = s.label == "aten::sum" || s.label == "aten::mean";
+        reductions += reduction;
+        EXPECT_EQ(s.steady_bytes > 0, !reduction) << models::to_string(entry.op) << " " << s.label;
       }
       if (entry.op == models::LayerOp::ROUTED_EXPERTS && entry.pass == cost::ImplPass::BACKWARD &&
           s.label == "aten::copy_" && s.repeat == cost::ImplRepeat::PER_EXPERT) {
@@ -773,6 +777,7 @@ TEST(TorchStackShapes, LearnedKernelsKeepTheirTracedRateAtLargerSizes) {
       }
     }
   EXPECT_GT(by_traffic, 20);
+  EXPECT_GT(reductions, 0);
   EXPECT_EQ(weight_copies, 2);  // gate_up's and down's slices
   const std::string file = testing::TempDir() + "/qwen3-eager-steady.json";
   std::ofstream(file) << cost::implementation_to_json(learned.profile).dump(1);
