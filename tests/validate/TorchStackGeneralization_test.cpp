@@ -629,6 +629,31 @@ TEST(TorchStackShapes, AGroupedGemmShortfallLearnedAtSmallExpertsLeavesLargeOnes
   EXPECT_EQ(checked, 2);
 }
 
+// transformers' eager experts learned from one Qwen3 training trace of the H200 x2-c lease, against the
+// H200 profile: the profile the TorchStackShapes tests carry to Mixtral.
+calibrate::LearnedImplementation qwen3_eager_learned_on_h200() {
+  return calibrate::learn_implementation(
+      {calibrate::load_traced_stack(
+          kData + "/2026-11-28-nvidia-h200-x2-c/hf/"
+                  "qwen3-30b-a3b.hf-eager.ep1.t2048.s2048.l2.train.regular.balanced.rank0.trace.json.gz",
+          {})},
+      hw::load_profile("h200"), "qwen3-eager");
+}
+
+// Mixtral's eager-experts records of one H200 lease (T 2,048 and 8,192) simulated with `profile`, written to
+// a file named `name` as a user's would be, per op; each record's host at its probe when `host_from_probe`.
+std::vector<TorchStackComparison> mixtral_eager_with(const cost::ImplementationProfile& profile,
+                                                     const std::string& name, bool host_from_probe) {
+  const std::string file = testing::TempDir() + "/" + name + ".json";
+  std::ofstream(file) << cost::implementation_to_json(profile).dump(1);
+  TorchStackOptions options;
+  options.impl.all = file;
+  options.ops = true;
+  options.host_from_probe = host_from_probe;
+  return compare_torch_stacks(
+      find_torch_stack_records({kData + "/2026-11-28-nvidia-h200-x1-mixtral-eager/hf"}), options);
+}
+
 // PyTorch's elementwise kernels take a flat 2-6 us at a few hundred rows on an H200
 // (data/calibration/2026-11-28-nvidia-h200-elementwise-floor): Qwen3's 128-row silu_backward in transformers'
 // eager loop takes about 4 us, which read as traffic is 77 bytes per element. Learned as its floor and its
@@ -642,12 +667,7 @@ TEST(TorchStackShapes, AGroupedGemmShortfallLearnedAtSmallExpertsLeavesLargeOnes
 // backward +2.4%/+5.3%
 // (+20.0%/+39.3% backward with neither).
 TEST(TorchStackShapes, KernelsAtTheElementwiseFloorScaleWithTheirOperands) {
-  const auto learned = calibrate::learn_implementation(
-      {calibrate::load_traced_stack(
-          kData + "/2026-11-28-nvidia-h200-x2-c/hf/"
-                  "qwen3-30b-a3b.hf-eager.ep1.t2048.s2048.l2.train.regular.balanced.rank0.trace.json.gz",
-          {})},
-      hw::load_profile("h200"), "qwen3-eager");
+  const auto learned = qwen3_eager_learned_on_h200();
   const double kernel_min_ns = hw::load_profile("h200").gpu.kernel_min_s * 1e9;
   const cost::ImplOpEntry* backward = learned.profile.find(
       models::LayerOp::ROUTED_EXPERTS, cost::ImplPass::BACKWARD, models::AttentionType::GQA);
@@ -663,14 +683,7 @@ TEST(TorchStackShapes, KernelsAtTheElementwiseFloorScaleWithTheirOperands) {
   EXPECT_EQ(silu_backward, 1);
   for (const cost::ImplStep& s : backward->steps)
     EXPECT_FALSE(s.kind == cost::ImplStepKind::GEMM && s.repeat == cost::ImplRepeat::ONCE) << s.label;
-  const std::string file = testing::TempDir() + "/qwen3-eager.json";
-  std::ofstream(file) << cost::implementation_to_json(learned.profile).dump(1);
-  TorchStackOptions options;
-  options.impl.all = file;
-  options.ops = true;
-  options.host_from_probe = true;
-  const auto compared = compare_torch_stacks(
-      find_torch_stack_records({kData + "/2026-11-28-nvidia-h200-x1-mixtral-eager/hf"}), options);
+  const auto compared = mixtral_eager_with(learned.profile, "qwen3-eager", true);
   ASSERT_EQ(compared.size(), 2u);  // T 2,048 and 8,192
   int checked = 0;
   for (const TorchStackComparison& c : compared) {
@@ -699,12 +712,7 @@ TEST(TorchStackShapes, AnIndexAddLearnedAtSmallExpertsRunsAtTheAtomicRateAtLarge
   const hw::HwProfile h200 = hw::load_profile("h200");
   ASSERT_GT(h200.gpu.atomic_add_bf16_per_s, 100e9);
   ASSERT_LT(h200.gpu.atomic_add_bf16_per_s, 150e9);
-  const auto learned = calibrate::learn_implementation(
-      {calibrate::load_traced_stack(
-          kData + "/2026-11-28-nvidia-h200-x2-c/hf/"
-                  "qwen3-30b-a3b.hf-eager.ep1.t2048.s2048.l2.train.regular.balanced.rank0.trace.json.gz",
-          {})},
-      h200, "qwen3-eager");
+  const auto learned = qwen3_eager_learned_on_h200();
   const cost::ImplOpEntry* forward = learned.profile.find(
       models::LayerOp::ROUTED_EXPERTS, cost::ImplPass::FORWARD, models::AttentionType::GQA);
   ASSERT_NE(forward, nullptr);
@@ -719,13 +727,7 @@ TEST(TorchStackShapes, AnIndexAddLearnedAtSmallExpertsRunsAtTheAtomicRateAtLarge
     EXPECT_NEAR(s.bytes_per_element, 6 + 8.0 / 2048, 1e-9);
   }
   EXPECT_EQ(index_add, 1);
-  const std::string file = testing::TempDir() + "/qwen3-eager-atomic.json";
-  std::ofstream(file) << cost::implementation_to_json(learned.profile).dump(1);
-  TorchStackOptions options;
-  options.impl.all = file;
-  options.ops = true;
-  const auto compared = compare_torch_stacks(
-      find_torch_stack_records({kData + "/2026-11-28-nvidia-h200-x1-mixtral-eager/hf"}), options);
+  const auto compared = mixtral_eager_with(learned.profile, "qwen3-eager-atomic", false);
   ASSERT_EQ(compared.size(), 2u);
   int checked = 0;
   for (const TorchStackComparison& c : compared)
@@ -749,12 +751,7 @@ TEST(TorchStackShapes, AnIndexAddLearnedAtSmallExpertsRunsAtTheAtomicRateAtLarge
 // GPU time at T 8,192 -26%/-30%/-30% (attention, MLP, final) -> -15%/-19%/-19%; routed experts' backward
 // +2.4%/+5.0% -> +7.8%/+5.0% at T 2,048/8,192 (its weight copies had been half and twice their size).
 TEST(TorchStackShapes, LearnedKernelsKeepTheirTracedRateAtLargerSizes) {
-  const auto learned = calibrate::learn_implementation(
-      {calibrate::load_traced_stack(
-          kData + "/2026-11-28-nvidia-h200-x2-c/hf/"
-                  "qwen3-30b-a3b.hf-eager.ep1.t2048.s2048.l2.train.regular.balanced.rank0.trace.json.gz",
-          {})},
-      hw::load_profile("h200"), "qwen3-eager");
+  const auto learned = qwen3_eager_learned_on_h200();
   int weight_copies = 0, by_traffic = 0, reductions = 0;
   for (const cost::ImplOpEntry& entry : learned.profile.ops)
     for (const cost::ImplStep& s : entry.steps) {
@@ -779,14 +776,7 @@ TEST(TorchStackShapes, LearnedKernelsKeepTheirTracedRateAtLargerSizes) {
   EXPECT_GT(by_traffic, 20);
   EXPECT_GT(reductions, 0);
   EXPECT_EQ(weight_copies, 2);  // gate_up's and down's slices
-  const std::string file = testing::TempDir() + "/qwen3-eager-steady.json";
-  std::ofstream(file) << cost::implementation_to_json(learned.profile).dump(1);
-  TorchStackOptions options;
-  options.impl.all = file;
-  options.ops = true;
-  options.host_from_probe = true;
-  const auto compared = compare_torch_stacks(
-      find_torch_stack_records({kData + "/2026-11-28-nvidia-h200-x1-mixtral-eager/hf"}), options);
+  const auto compared = mixtral_eager_with(learned.profile, "qwen3-eager-steady", true);
   ASSERT_EQ(compared.size(), 2u);
   int norms = 0;
   for (const TorchStackComparison& c : compared) {
