@@ -396,10 +396,11 @@ def attention_qkv(c, kind):
     if kind != "mla":
         return [gemm(c.op("mm"))] + qk_norm(c) + rope(c, "q_width") + rope(c, "kv_width")
     # DeepSeek-V2: q projection, kv down-projection, latent RMSNorm, kv up-projection, RoPE on the rotary
-    # parts, q and k assembled by cat (moesim's GEMMs of the op, in its order, as one group).
-    return ([gemm(c.op("mm", views=4))] + rms_norm(c, "kv_width") + rope(c, "heads") + rope(c, "one")
-            + [mem("cat_q", "tokens", "q_width", 4, c.op("cat", views=2)),
-               mem("cat_k", "tokens", "q_width", 4, c.op("cat", views=2))])
+    # parts (every head's of the queries, the one shared key's), q and k assembled by cat along the head
+    # dim: the cat kernel RoPE's halves measure (moesim's GEMMs of the op, in its order, as one group).
+    return ([gemm(c.op("mm", views=4))] + rms_norm(c, "kv_width") + rope(c, "q_rope") + rope(c, "k_rope")
+            + [mem("cat_q", "tokens", "q_width", c.bytes_on_path(4, "rope_cat"), c.op("cat", views=2)),
+               mem("cat_k", "tokens", "q_width", c.bytes_on_path(4, "rope_cat"), c.op("cat", views=2))])
 
 
 def sort_kernels(c, rows):

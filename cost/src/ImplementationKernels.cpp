@@ -78,6 +78,12 @@ double implementation_width(const models::ModelSpec& m, const models::OpContext&
       return local_experts(c) * m.moe.expert_ffn * m.hidden;
     case ImplWidth::EXPERT_WEIGHT:
       return static_cast<double>(m.moe.expert_ffn) * m.hidden;
+    case ImplWidth::Q_ROPE:
+      return a.type == models::AttentionType::MLA ? heads * a.rope_head_dim
+                                                  : implementation_width(m, c, ImplWidth::Q_WIDTH);
+    case ImplWidth::K_ROPE:
+      return a.type == models::AttentionType::MLA ? a.rope_head_dim
+                                                  : implementation_width(m, c, ImplWidth::KV_WIDTH);
   }
   return 1;
 }

@@ -69,6 +69,24 @@ TEST(ImplementationProfile, ExpertWeightsWidthIsTheLocalStackedWeight) {
   EXPECT_EQ(to_string(ImplWidth::EXPERT_WEIGHTS), "expert_weights");
 }
 
+// What RoPE rotates, per token: DeepSeek-V2-Lite's rotary parts (16 query heads x 64, one shared 64-wide
+// key), as its HF config's qk_rope_head_dim says; with GQA the whole heads (Qwen3: 32 x 128 and 4 x 128).
+TEST(ImplementationProfile, RopeWidthsAreTheRotaryPartsOfQueriesAndKeys) {
+  models::OpContext c;
+  c.tokens = 4096;
+  const models::ModelSpec deepseek = models::load_model("deepseek-v2-lite");
+  EXPECT_DOUBLE_EQ(implementation_width(deepseek, c, ImplWidth::Q_ROPE), 16.0 * 64);
+  EXPECT_DOUBLE_EQ(implementation_width(deepseek, c, ImplWidth::K_ROPE), 64.0);
+  c.tp = 2;  // the heads split over TP ranks, the shared key does not
+  EXPECT_DOUBLE_EQ(implementation_width(deepseek, c, ImplWidth::Q_ROPE), 8.0 * 64);
+  EXPECT_DOUBLE_EQ(implementation_width(deepseek, c, ImplWidth::K_ROPE), 64.0);
+  c.tp = 1;
+  const models::ModelSpec qwen3 = models::load_model("qwen3-30b-a3b");
+  EXPECT_DOUBLE_EQ(implementation_width(qwen3, c, ImplWidth::Q_ROPE), 32.0 * 128);
+  EXPECT_DOUBLE_EQ(implementation_width(qwen3, c, ImplWidth::K_ROPE), 4.0 * 128);
+  EXPECT_EQ(to_string(ImplWidth::Q_ROPE), "q_rope");
+}
+
 TEST(ImplementationProfile, ShippedProfilesLoadAndFusedIsEmpty) {
   EXPECT_TRUE(load_implementation("fused").is_fused());
   for (const char* name : {"eager", "grouped", "hf-eager", "hf-grouped_mm"}) {

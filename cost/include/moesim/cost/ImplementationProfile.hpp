@@ -68,6 +68,11 @@ enum class ImplWidth {
   /// expert_ffn · hidden: the elements of one routed expert's weight matrix, whose gradient slice autograd
   /// copies per expert when an implementation indexes a stacked weight per expert
   EXPERT_WEIGHT,
+  /// local query heads · the rotary part of a head (MLA: rope_head_dim; else the whole head): what RoPE
+  /// rotates of the queries
+  Q_ROPE,
+  /// the rotary part of the keys (MLA: rope_head_dim, one key shared by all heads; else kv_width)
+  K_ROPE,
 };
 
 /** @brief When a step runs. */
