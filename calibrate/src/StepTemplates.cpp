@@ -22,8 +22,10 @@ std::vector<ImplWidth> preferred_widths(LayerOp op) {
     case LayerOp::ATTN_QKV:
     case LayerOp::ATTN_CORE:
     case LayerOp::ATTN_OUT:
-      return {ImplWidth::Q_WIDTH, ImplWidth::KV_WIDTH, ImplWidth::V_WIDTH,
-              ImplWidth::HEADS,   ImplWidth::HIDDEN,   ImplWidth::ONE};
+      // The rotary widths after the heads' own: equal to them but for MLA, whose RoPE runs on a part of each
+      // query head and on one key shared by all heads.
+      return {ImplWidth::Q_WIDTH, ImplWidth::KV_WIDTH, ImplWidth::V_WIDTH, ImplWidth::Q_ROPE,
+              ImplWidth::K_ROPE,  ImplWidth::HEADS,    ImplWidth::HIDDEN,  ImplWidth::ONE};
     case LayerOp::GATE:
       return {ImplWidth::EXPERTS, ImplWidth::TOP_K, ImplWidth::HIDDEN, ImplWidth::ONE};
     case LayerOp::ROUTED_EXPERTS:

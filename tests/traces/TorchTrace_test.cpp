@@ -56,6 +56,32 @@ TEST(TorchTrace, ACopyOrMemsetKeepsTheBytesItMoves) {
   EXPECT_EQ(bytes.at(GpuKind::GEMM), -1);  // a kernel does not say what it moves
 }
 
+// aten::cat records its list of tensors as a list of shapes: the learner reads the tensor they make.
+TEST(TorchTrace, ATensorListStandsAsTheTensorItsPartsMake) {
+  const TorchTrace t = parse_torch_trace(R"j({"traceEvents": [
+    {"ph": "X", "cat": "cpu_op", "name": "aten::cat", "ts": 1, "dur": 1,
+     "args": {"Input Dims": [[[1, 16, 4096, 128], [1, 16, 4096, 64]], []]}},
+    {"ph": "X", "cat": "cpu_op", "name": "aten::cat", "ts": 2, "dur": 1,
+     "args": {"Input Dims": [[[2048, 64], [2048, 64]], []]}},
+    {"ph": "X", "cat": "cpu_op", "name": "aten::cat", "ts": 3, "dur": 1,
+     "args": {"Input Dims": [[[8, 4], [2, 32]], []]}},
+    {"ph": "X", "cat": "cpu_op", "name": "aten::add", "ts": 4, "dur": 1,
+     "args": {"Input Dims": [[4, -1], [4, 2], []]}},
+    {"ph": "X", "cat": "kernel", "name": "nvjet_sm90_tst", "ts": 2, "dur": 5}]})j",
+                                         "t.json");
+  ASSERT_EQ(t.cpu_ops.size(), 4u);
+  // MLA's query heads: a 128-wide and a 64-wide part make 192.
+  EXPECT_EQ(t.cpu_ops[0].inputs.front(), (std::vector<std::int64_t>{1, 16, 4096, 192}));
+  EXPECT_TRUE(t.cpu_ops[0].inputs.back().empty());
+  // Equal parts (RoPE's halves) join along the last dim.
+  EXPECT_EQ(t.cpu_ops[1].inputs.front(), (std::vector<std::int64_t>{2048, 128}));
+  // Parts that differ in two dims stand as the largest.
+  EXPECT_EQ(t.cpu_ops[2].inputs.front(), (std::vector<std::int64_t>{2, 32}));
+  // A shape with a negative dim is no shape.
+  EXPECT_TRUE(t.cpu_ops[3].inputs.front().empty());
+  EXPECT_EQ(t.cpu_ops[3].inputs[1], (std::vector<std::int64_t>{4, 2}));
+}
+
 TEST(TorchTrace, ForeignOrEmptyTracesAreOneLineErrors) {
   // The legacy profiler's bare list (Debian's torch 1.13 on the CPU): no traceEvents.
   const std::string legacy =

@@ -4,6 +4,7 @@
 #include <cctype>
 #include <cmath>
 #include <nlohmann/json.hpp>
+#include <optional>
 
 #include "moesim/common/Error.hpp"
 #include "moesim/common/JsonReader.hpp"
@@ -72,20 +73,58 @@ class EventReader {
     auto dims = args->find("Input Dims");
     if (dims == args->end() || !dims->is_array()) return out;
     for (const auto& input : *dims) {
-      std::vector<std::int64_t> shape;
-      if (input.is_array()) {
-        for (const auto& d : input) {
-          // A list of tensors (aten::cat) records nested lists: such inputs are kept as no shape.
-          if (!d.is_number_integer() || d.get<std::int64_t>() < 0) {
-            shape.clear();
-            break;
-          }
-          shape.push_back(d.get<std::int64_t>());
-        }
-      }
-      out.push_back(std::move(shape));
+      const bool tensor_list = input.is_array() && !input.empty() && input.front().is_array();
+      out.push_back(tensor_list ? joined_shape(input) : shape_of(input));
     }
     return out;
+  }
+
+  // A list of tensors (aten::cat's) records a list of shapes: it stands as the tensor they make joined along
+  // the one dim where they differ (the last where none does), so that a cat scales with what it writes:
+  // RoPE's two halves make a head's width, MLA's [.., 4096, 128] and [.., 4096, 64] its 192-wide query heads.
+  // Parts that differ in more than one dim, or in rank, stand as the largest of them.
+  static std::vector<std::int64_t> joined_shape(const nlohmann::json& list) {
+    std::vector<std::vector<std::int64_t>> parts;
+    for (const auto& tensor : list)
+      if (std::vector<std::int64_t> shape = shape_of(tensor); !shape.empty())
+        parts.push_back(std::move(shape));
+    if (parts.empty()) return {};
+    std::vector<std::int64_t> joined = parts.front();
+    std::optional<std::size_t> along;
+    bool joinable = true;
+    for (const auto& part : parts) {
+      if (part.size() != joined.size()) joinable = false;
+      for (std::size_t d = 0; joinable && d < part.size(); ++d) {
+        if (part[d] == joined[d]) continue;
+        if (along && *along != d) joinable = false;
+        along = d;
+      }
+    }
+    if (!joinable) {
+      return *std::max_element(parts.begin(), parts.end(),
+                               [](const auto& a, const auto& b) { return elements(a) < elements(b); });
+    }
+    const std::size_t d = along.value_or(joined.size() - 1);
+    joined[d] = 0;
+    for (const auto& part : parts) joined[d] += part[d];
+    return joined;
+  }
+
+  // The dims of one tensor's shape; empty for anything else.
+  static std::vector<std::int64_t> shape_of(const nlohmann::json& input) {
+    std::vector<std::int64_t> shape;
+    if (!input.is_array()) return shape;
+    for (const auto& d : input) {
+      if (!d.is_number_integer() || d.get<std::int64_t>() < 0) return {};
+      shape.push_back(d.get<std::int64_t>());
+    }
+    return shape;
+  }
+
+  static double elements(const std::vector<std::int64_t>& shape) {
+    double n = 1;
+    for (std::int64_t d : shape) n *= static_cast<double>(d);
+    return n;
   }
 
   // "Input type" (record_shapes): the inputs' element types as PyTorch spells them, "" where not a string.

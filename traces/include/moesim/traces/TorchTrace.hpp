@@ -65,8 +65,10 @@ struct CpuOp {
   std::int64_t tid = 0;
   double ts_us = 0, dur_us = 0;
   std::int64_t external_id = -1;
-  std::optional<std::int64_t> sequence;           ///< autograd sequence number
-  std::vector<std::vector<std::int64_t>> inputs;  ///< "Input Dims" (record_shapes), empty lists for scalars
+  std::optional<std::int64_t> sequence;  ///< autograd sequence number
+  /// "Input Dims" (record_shapes), empty lists for scalars; a list of tensors as the tensor they make joined
+  /// along the one dim where they differ (aten::cat's), else as the largest of them
+  std::vector<std::vector<std::int64_t>> inputs;
   std::vector<std::string> input_types;  ///< "Input type" (record_shapes): "c10::BFloat16", "float", ...
 };
 
