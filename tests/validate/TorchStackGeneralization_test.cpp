@@ -339,10 +339,12 @@ TEST_F(TorchStackGeneralization, InterleavedSpeedupsArePreciseAndPredicted) {
     ASSERT_EQ(row.pairs + row.left_out, pairs);
     // The measured speedups lie near 1 (0.975-1.084), so "FarSkip changes nothing" (1.000) is the baseline
     // a prediction must beat: its error is the speedups' mean distance from 1. The learned profiles beat it
-    // in every row (grouped 0.010/0.012/0.016/0.012 against 0.016/0.015/0.019/0.019 on H100 EP 2, H200 EP 2,
-    // H200 EP 4, H100 EP 4; loop 0.006/0.006/0.009/0.009 against 0.009/0.009/0.012/0.015). With the H200 x2
-    // machine's 14 pairs per style alone they did not (0.015 vs 0.012, 0.008 vs 0.007): the x4 machines' EP 2
-    // bridge added 34-36.
+    // in every row (grouped 0.011/0.013/0.018/0.012 against 0.016/0.015/0.019/0.019 on H100 EP 2, H200 EP 2,
+    // H200 EP 4, H100 EP 4; loop 0.006/0.006/0.010/0.009 against 0.009/0.009/0.012/0.015). H200 grouped EP 4
+    // rose from 0.017 with MLA's RoPE at its real size (2026-11-29): DeepSeek-V2-Lite's longer q/k
+    // preparation hides more of FarSkip's Dispatch, 1.024 -> 1.040 predicted where 1.003-1.017 was measured.
+    // With the H200 x2 machine's 14 pairs per style alone they did not (0.015 vs 0.012, 0.008 vs 0.007): the
+    // x4 machines' EP 2 bridge added 34-36.
     EXPECT_LT(row.learned_error(), row.from_one_error());
     // The later target, met where the measurement is this precise (half-width 0.010-0.015).
     EXPECT_LE(row.learned_error(), 0.02);
