@@ -65,11 +65,13 @@ TEST(TorchTrace, ATensorListStandsAsTheTensorItsPartsMake) {
      "args": {"Input Dims": [[[2048, 64], [2048, 64]], []]}},
     {"ph": "X", "cat": "cpu_op", "name": "aten::cat", "ts": 3, "dur": 1,
      "args": {"Input Dims": [[[8, 4], [2, 32]], []]}},
+    {"ph": "X", "cat": "cpu_op", "name": "aten::cat", "ts": 3.5, "dur": 0.1,
+     "args": {"Input Dims": [[[9223372036854775807], [9223372036854775807]], []]}},
     {"ph": "X", "cat": "cpu_op", "name": "aten::add", "ts": 4, "dur": 1,
      "args": {"Input Dims": [[4, -1], [4, 2], []]}},
     {"ph": "X", "cat": "kernel", "name": "nvjet_sm90_tst", "ts": 2, "dur": 5}]})j",
                                          "t.json");
-  ASSERT_EQ(t.cpu_ops.size(), 4u);
+  ASSERT_EQ(t.cpu_ops.size(), 5u);
   // MLA's query heads: a 128-wide and a 64-wide part make 192.
   EXPECT_EQ(t.cpu_ops[0].inputs.front(), (std::vector<std::int64_t>{1, 16, 4096, 192}));
   EXPECT_TRUE(t.cpu_ops[0].inputs.back().empty());
@@ -77,9 +79,11 @@ TEST(TorchTrace, ATensorListStandsAsTheTensorItsPartsMake) {
   EXPECT_EQ(t.cpu_ops[1].inputs.front(), (std::vector<std::int64_t>{2048, 128}));
   // Parts that differ in two dims stand as the largest.
   EXPECT_EQ(t.cpu_ops[2].inputs.front(), (std::vector<std::int64_t>{2, 32}));
+  // Parts whose joined dim would overflow stand as one of them, not as a wrapped size.
+  EXPECT_EQ(t.cpu_ops[3].inputs.front(), (std::vector<std::int64_t>{9223372036854775807}));
   // A shape with a negative dim is no shape.
-  EXPECT_TRUE(t.cpu_ops[3].inputs.front().empty());
-  EXPECT_EQ(t.cpu_ops[3].inputs[1], (std::vector<std::int64_t>{4, 2}));
+  EXPECT_TRUE(t.cpu_ops[4].inputs.front().empty());
+  EXPECT_EQ(t.cpu_ops[4].inputs[1], (std::vector<std::int64_t>{4, 2}));
 }
 
 TEST(TorchTrace, ForeignOrEmptyTracesAreOneLineErrors) {

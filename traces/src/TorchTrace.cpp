@@ -100,13 +100,18 @@ class EventReader {
         along = d;
       }
     }
-    if (!joinable) {
+    const auto largest = [&] {
       return *std::max_element(parts.begin(), parts.end(),
                                [](const auto& a, const auto& b) { return elements(a) < elements(b); });
-    }
+    };
+    if (!joinable) return largest();
     const std::size_t d = along.value_or(joined.size() - 1);
     joined[d] = 0;
-    for (const auto& part : parts) joined[d] += part[d];
+    for (const auto& part : parts) {
+      if (part[d] > std::numeric_limits<std::int64_t>::max() - joined[d])
+        return largest();  // not a real shape
+      joined[d] += part[d];
+    }
     return joined;
   }
 
