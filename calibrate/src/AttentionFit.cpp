@@ -151,6 +151,42 @@ bool fit_forward_curve(Context& c, const AttentionChoice& choice, double sustain
   return true;
 }
 
+// attention_bwd: the backward cases' efficiency per length of equal work, as the forward curve is made;
+// outside the measured lengths the forward curve times the factor, scaled to meet the measured edge.
+void fit_backward_curve(Context& c, const std::vector<const AttentionCase*>& cases, double sustained,
+                        const std::string& tags) {
+  hw::HwProfile& p = c.out.profile;
+  const std::int64_t reference = p.efficiency.attention_fwd.batch_heads;
+  std::map<double, std::vector<double>> by_length;
+  for (const AttentionCase* a : cases) {
+    const double length =
+        std::round(hw::equal_work_seq(static_cast<double>(a->seq_len), a->batch_heads, reference));
+    by_length[length].push_back(kAttentionBackwardFlops * attention_forward_flops(*a) / a->time_s /
+                                sustained);
+  }
+  std::vector<CurvePoint> measured;
+  for (const auto& [length, effs] : by_length) measured.push_back({length, geometric_mean(effs)});
+  std::vector<double> base = p.efficiency.attention_fwd.value;
+  for (double& v : base) v *= p.efficiency.attention_bwd_factor;
+  const MergedCurve merged = merge_curve(p.efficiency.attention_fwd.x, base, measured);
+  hw::EfficiencyCurve& curve = p.efficiency.attention_bwd;
+  curve = {};
+  curve.x = merged.x;
+  for (double v : merged.value) curve.value.push_back(round4(v));
+  curve.batch_heads = reference;
+  curve.source =
+      "Causal attention backward " + tags + ", p50: efficiency = 2.5 x the forward FLOPs / (time x " +
+      num(sustained / 1e12, 4) + " TF/s), geometric mean over head dims at each L of equal work, " +
+      "as attention_fwd; the rate does not follow the forward's (its backward / forward time falls " +
+      "with L). Measured L " + num(measured.front().x, 6) + ".." + num(measured.back().x, 6);
+  if (merged.inherited_points > 0)
+    curve.source += "; " + inherited_points_text(merged.inherited_points,
+                                                 "that range (attention_fwd x "
+                                                 "attention_bwd_factor)",
+                                                 merged.scale_low, merged.scale_high);
+  curve.source += ".";
+}
+
 // The forward residual, and attention_bwd_factor from the backward cases against the forward curve.
 void fit_backward_factor(Context& c, const AttentionChoice& choice, double sustained) {
   hw::HwProfile& p = c.out.profile;
@@ -173,19 +209,21 @@ void fit_backward_factor(Context& c, const AttentionChoice& choice, double susta
   if (bwd_ratios.empty()) return;
   const double raw = geometric_mean(bwd_ratios);
   p.efficiency.attention_bwd_factor = round4(std::min(1.0, raw));
+  const std::string tags = choice.have_torch ? files_tags(c, "torch_sdpa") : files_tags(c, "attention");
+  p.efficiency.source += " Calibrated " + tags + ": attention_bwd_factor " +
+                         num(p.efficiency.attention_bwd_factor, 4) + " = geometric mean over " +
+                         std::to_string(bwd_ratios.size()) +
+                         " backward shapes of (2.5 x forward FLOPs / time) / the forward curve at that L" +
+                         (raw > 1 ? " (" + num(raw, 4) + ", capped at 1)" : "") +
+                         " (unfused attention's backward; fused attention's has attention_bwd).";
+  fit_backward_curve(c, bwd_cases, sustained, tags);
   for (const AttentionCase* a : bwd_cases) {
     bwd.add(kAttentionBackwardFlops * attention_forward_flops(*a) /
                 (sustained * p.attention_efficiency(a->seq_len, hw::AttentionPass::BACKWARD,
                                                     hw::AttentionImpl::FUSED, a->batch_heads)),
             a->time_s);
   }
-  add_residual(c, "attention bwd", bwd, "time vs attention_fwd x attention_bwd_factor");
-  const std::string tags = choice.have_torch ? files_tags(c, "torch_sdpa") : files_tags(c, "attention");
-  p.efficiency.source += " Calibrated " + tags + ": attention_bwd_factor " +
-                         num(p.efficiency.attention_bwd_factor, 4) + " = geometric mean over " +
-                         std::to_string(bwd_ratios.size()) +
-                         " backward shapes of (2.5 x forward FLOPs / time) / the forward curve at that L" +
-                         (raw > 1 ? " (" + num(raw, 4) + ", capped at 1)" : "") + ".";
+  add_residual(c, "attention bwd", bwd, "time vs the attention_bwd curve");
 }
 
 }  // namespace

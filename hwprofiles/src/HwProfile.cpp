@@ -129,6 +129,11 @@ double HwProfile::attention_efficiency(std::int64_t seq, AttentionPass pass, Att
     throw ConfigError(source_file.empty() ? name : source_file, "/efficiency/attention_unfused_fwd",
                       "is missing: unfused attention needs a curve calibrated from attention_bench results");
   }
+  if (impl == AttentionImpl::FUSED && pass == AttentionPass::BACKWARD &&
+      !efficiency.attention_bwd.x.empty()) {
+    const EfficiencyCurve& b = efficiency.attention_bwd;
+    return interpolate_log_x(b.x, b.value, equal_work_seq(as_axis(seq), batch_heads, b.batch_heads));
+  }
   const auto& curve =
       impl == AttentionImpl::UNFUSED ? efficiency.attention_unfused_fwd : efficiency.attention_fwd;
   double forward =

@@ -222,6 +222,12 @@ EfficiencySpec parse_efficiency(JsonObject obj) {
   if (auto unfused = obj.optional_object("attention_unfused_fwd"))
     e.attention_unfused_fwd = parse_curve(*unfused, "seq");
   e.attention_bwd_factor = obj.number("attention_bwd_factor");
+  if (auto backward = obj.optional_object("attention_bwd")) {
+    const std::int64_t batch_heads =
+        backward->has("batch_heads") ? backward->positive_integer("batch_heads") : 0;
+    e.attention_bwd = parse_curve(*backward, "seq");
+    e.attention_bwd.batch_heads = batch_heads;
+  }
   e.memory = parse_curve(obj.object("memory"), "bytes");
   if (auto router = obj.optional_object("router_topk")) e.router_topk = parse_router_topk(std::move(*router));
   if (auto tile = obj.optional_object("tile_gemm")) e.tile_gemm = parse_tile_gemm(std::move(*tile));

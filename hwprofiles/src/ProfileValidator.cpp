@@ -255,6 +255,7 @@ void validate_efficiency(const HwProfile& p, const RuleChecker& check) {
   if (!e.attention_unfused_fwd.x.empty())
     validate_curve(e.attention_unfused_fwd, "/efficiency/attention_unfused_fwd", "seq", check);
   check.fraction("/efficiency/attention_bwd_factor", e.attention_bwd_factor);
+  if (!e.attention_bwd.x.empty()) validate_curve(e.attention_bwd, "/efficiency/attention_bwd", "seq", check);
   validate_curve(e.memory, "/efficiency/memory", "bytes", check);
   if (!e.router_topk.top_k.empty()) validate_router_topk(e.router_topk, check);
   if (e.tile_gemm.tile_m > 0) validate_tile_gemm(p, check);

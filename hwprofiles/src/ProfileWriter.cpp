@@ -132,6 +132,8 @@ ordered_json efficiency_json(const EfficiencySpec& e) {
                         {"value", dtype_object(t.value, 1.0)},
                         {"source", t.source}});
   }
+  if (!e.attention_bwd.x.empty())
+    out = insert_after(out, "attention_bwd_factor", "attention_bwd", attention_curve(e.attention_bwd));
   if (e.attention_unfused_fwd.x.empty()) return out;
   const EfficiencyCurve& unfused = e.attention_unfused_fwd;
   return insert_after(out, "attention_fwd", "attention_unfused_fwd",

@@ -442,6 +442,50 @@ TEST(Calibrator, AttentionCurveOverEqualWorkWhenSeveralHeadCountsWereMeasured) {
   EXPECT_EQ(calibrate(base_profile(), in).profile.efficiency.attention_fwd.batch_heads, 0);
 }
 
+// Backward cases make attention_bwd over the same equal-work lengths as the forward curve: cuDNN's backward
+// at 16 sequences x heads, 2.5 x the forward FLOPs, reached 0.1 at L 1024 and 0.3 at 2048 where the forward
+// reached 0.2 and 0.4 (its backward / forward time 5.0 and 3.3: one factor could not hold both).
+TEST(Calibrator, BackwardCasesMakeABackwardCurve) {
+  CalibrationInputs in = inputs();
+  in.bench.runs.push_back(run("sdpa.json", "torch_sdpa", 1));
+  auto sdpa = [](bool forward, std::int64_t batch_heads, std::int64_t seq, double efficiency) {
+    const double l = static_cast<double>(seq);
+    const double flops =
+        (forward ? 1.0 : 2.5) * 2.0 * static_cast<double>(batch_heads) * (l * l / 2.0) * 256.0;
+    return AttentionCase{"torch:cudnn", forward, batch_heads, seq, 128, 128, flops / (efficiency * 500e12)};
+  };
+  in.bench.attention = {sdpa(true, 16, 1024, 0.2), sdpa(true, 16, 2048, 0.4), sdpa(true, 64, 1024, 0.4),
+                        sdpa(false, 16, 1024, 0.1), sdpa(false, 16, 2048, 0.3)};
+  const hw::HwProfile p = calibrate(base_profile(), in).profile;
+  const hw::EfficiencyCurve& curve = p.efficiency.attention_bwd;
+  EXPECT_EQ(curve.batch_heads, 16);
+  ASSERT_GE(curve.x.size(), 2u);
+  EXPECT_DOUBLE_EQ(curve.x[0], 1024);
+  EXPECT_DOUBLE_EQ(curve.value[0], 0.1);
+  EXPECT_DOUBLE_EQ(curve.x[1], 2048);
+  EXPECT_DOUBLE_EQ(curve.value[1], 0.3);
+  EXPECT_DOUBLE_EQ(p.attention_efficiency(1024, hw::AttentionPass::BACKWARD), 0.1);
+  EXPECT_DOUBLE_EQ(p.attention_efficiency(2048, hw::AttentionPass::BACKWARD), 0.3);
+  // The factor stays, for unfused attention: geometric mean of 0.1 / 0.2 and 0.3 / 0.4.
+  EXPECT_DOUBLE_EQ(p.efficiency.attention_bwd_factor, 0.6124);
+  const hw::HwProfile back = hw::profile_from_json(nlohmann::json::parse(profile_text(p)), "back");
+  EXPECT_EQ(back.efficiency.attention_bwd.value, curve.value);
+}
+
+// The shipped H200 profile's fused backward follows the committed SDPA measurement
+// (data/calibration/2026-11-27-nvidia-h200-sdpa-held, cuDNN, 16 heads, d 128/128): backward / forward time
+// 4.02 at L 1024 and 3.01 at 8192, where one factor gives the same ratio at both.
+TEST(Calibrator, ShippedH200BackwardOverForwardFallsWithLength) {
+  const hw::HwProfile p = hw::load_profile("h200");
+  const auto ratio = [&](std::int64_t seq) {
+    return 2.5 * p.attention_efficiency(seq, hw::AttentionPass::FORWARD, hw::AttentionImpl::FUSED, 16) /
+           p.attention_efficiency(seq, hw::AttentionPass::BACKWARD, hw::AttentionImpl::FUSED, 16);
+  };
+  EXPECT_GT(ratio(1024), 1.2 * ratio(8192));
+  EXPECT_NEAR(ratio(8192), 3.01, 0.5);
+  EXPECT_NEAR(ratio(1024), 4.02, 0.8);
+}
+
 TEST(Calibrator, SameInputsSameText) {
   EXPECT_EQ(profile_text(calibrate(base_profile(), inputs()).profile),
             profile_text(calibrate(base_profile(), inputs()).profile));

@@ -131,6 +131,24 @@ TEST(HwProfileLookup, AttentionAndMemoryCurves) {
   EXPECT_DOUBLE_EQ(p.memory_efficiency(1e12), 0.9);
 }
 
+// A fused backward curve replaces forward x factor for fused attention only; the unfused backward keeps the
+// factor (the layer runner's kernels were not measured backward).
+TEST(HwProfileLookup, AFusedBackwardCurveReplacesTheFactor) {
+  auto p = tiny_profile();
+  p.efficiency.attention_unfused_fwd.x = {1024, 4096};
+  p.efficiency.attention_unfused_fwd.value = {0.2, 0.4};
+  p.efficiency.attention_bwd.x = {1024, 4096};
+  p.efficiency.attention_bwd.value = {0.1, 0.5};
+  p.efficiency.attention_bwd.batch_heads = 16;
+  using moesim::hw::AttentionImpl;
+  EXPECT_DOUBLE_EQ(p.attention_efficiency(2048, AttentionPass::BACKWARD), 0.3);  // halfway in log2
+  // Read at the length of equal work, as the forward curve: 1024 x sqrt(64 / 16) = 2048.
+  EXPECT_DOUBLE_EQ(p.attention_efficiency(1024, AttentionPass::BACKWARD, AttentionImpl::FUSED, 64), 0.3);
+  EXPECT_DOUBLE_EQ(p.attention_efficiency(2048, AttentionPass::FORWARD), 0.5);
+  // Unfused: its forward curve x attention_bwd_factor 0.5 = 0.3 x 0.5.
+  EXPECT_DOUBLE_EQ(p.attention_efficiency(2048, AttentionPass::BACKWARD, AttentionImpl::UNFUSED), 0.15);
+}
+
 TEST(HwProfileLookup, BusBandwidthIsLogLinearInBytesAndClamped) {
   auto p = tiny_profile();
   // 8-GPU all-to-all: 1 MiB -> 100 GB/s, 4 MiB -> 200 GB/s; 2 MiB is the log midpoint: 150 GB/s.

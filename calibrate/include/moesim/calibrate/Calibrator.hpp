@@ -15,7 +15,7 @@
  *   gemm          efficiency.gemm (grid filled by log-shape interpolation), gemm_dtype_factor
  *   grouped_gemm  grouped_gemm_factor (one-kernel "batched" cases against the fitted GEMM model)
  *   tile_gemm     efficiency.tile_gemm: per dtype, the persistent case with the most tiles (used as measured)
- *   torch_sdpa    attention_fwd and attention_bwd_factor (the best SDPA back end per shape);
+ *   torch_sdpa    attention_fwd, attention_bwd and attention_bwd_factor (the best SDPA back end per shape);
  *   attention     ... from our unfused kernel only when no SDPA results are given
  *   memory        efficiency.memory (bins of 4x in bytes; L2-resident cases above the HBM peak dropped)
  *   collectives / nccl-tests   collective tables per kind and group size (intra-node)

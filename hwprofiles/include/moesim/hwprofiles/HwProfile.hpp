@@ -169,6 +169,13 @@ struct EfficiencySpec {
    */
   EfficiencyCurve attention_unfused_fwd;
   double attention_bwd_factor = 1.0;
+  /**
+   * optional: backward efficiency of FUSED attention over the sequence length (batch_heads as
+   * attention_fwd's); empty: the forward curve times attention_bwd_factor. A fused backward's rate does not
+   * follow its forward's: cuDNN's backward over forward time falls from 4.5-5.2 at L 512 to 3.0-3.4 at 8,192
+   * (H200)
+   */
+  EfficiencyCurve attention_bwd;
   EfficiencyCurve memory;       ///< x is the bytes a memory-bound kernel moves
   RouterTopkTable router_topk;  ///< empty when the profile has none
   TileGemmSpec tile_gemm;       ///< empty when the profile has none
@@ -300,10 +307,10 @@ struct HwProfile {
                                  std::int64_t groups) const;
   /** @brief Achieved GEMM FLOP/s: sustained_peak_flops · gemm_efficiency · gemm_dtype_factor. */
   double achieved_gemm_flops(const std::string& dtype, std::int64_t m, std::int64_t n, std::int64_t k) const;
-  /** @brief Fraction of the sustained peak an attention kernel reaches; backward = forward ·
-   * attention_bwd_factor. UNFUSED reads attention_unfused_fwd (ConfigError naming the profile when it
-   * has none). batch_heads: the call's sequences x heads, read against attention_fwd.batch_heads where both
-   * are known (0 = unknown: the curve at seq). */
+  /** @brief Fraction of the sustained peak an attention kernel reaches; backward = attention_bwd where the
+   * profile has it (FUSED), else forward · attention_bwd_factor. UNFUSED reads attention_unfused_fwd
+   * (ConfigError naming the profile when it has none). batch_heads: the call's sequences x heads, read
+   * against attention_fwd.batch_heads where both are known (0 = unknown: the curve at seq). */
   double attention_efficiency(std::int64_t seq, AttentionPass pass, AttentionImpl impl = AttentionImpl::FUSED,
                               std::int64_t batch_heads = 0) const;
   /**
