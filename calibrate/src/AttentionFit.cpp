@@ -115,6 +115,21 @@ std::string forward_source(Context& c, const AttentionChoice& choice, const std:
   return source + "." + (choice.have_torch ? "" : c.clock_text["attention"]);
 }
 
+// The cases' efficiency (FLOPs x flops_scale over the forward's) per length of equal work against `reference`
+// sequences x heads, geometric mean at each length.
+std::vector<CurvePoint> equal_work_points(const std::vector<const AttentionCase*>& cases,
+                                          std::int64_t reference, double flops_scale, double sustained) {
+  std::map<double, std::vector<double>> by_length;
+  for (const AttentionCase* a : cases) {
+    const double length =
+        std::round(hw::equal_work_seq(static_cast<double>(a->seq_len), a->batch_heads, reference));
+    by_length[length].push_back(flops_scale * attention_forward_flops(*a) / a->time_s / sustained);
+  }
+  std::vector<CurvePoint> points;
+  for (const auto& [length, effs] : by_length) points.push_back({length, geometric_mean(effs)});
+  return points;
+}
+
 // attention_fwd from the chosen forward cases, merged into the base curve; false when none was measured.
 bool fit_forward_curve(Context& c, const AttentionChoice& choice, double sustained) {
   hw::HwProfile& p = c.out.profile;
@@ -125,18 +140,14 @@ bool fit_forward_curve(Context& c, const AttentionChoice& choice, double sustain
   for (const auto& [key, a] : choice.best)
     if (a->forward && a->batch_heads > 0) measured_batch_heads.insert(a->batch_heads);
   const std::int64_t reference = measured_batch_heads.size() > 1 ? *measured_batch_heads.begin() : 0;
-  std::map<double, std::vector<double>> fwd_by_length;
+  std::vector<const AttentionCase*> forward;
   std::set<std::string> winners;
   for (const auto& [key, a] : choice.best) {
     winners.insert(a->impl);
-    if (!a->forward) continue;
-    const double length =
-        std::round(hw::equal_work_seq(static_cast<double>(a->seq_len), a->batch_heads, reference));
-    fwd_by_length[length].push_back(attention_forward_flops(*a) / a->time_s / sustained);
+    if (a->forward) forward.push_back(a);
   }
-  if (fwd_by_length.empty()) return false;
-  std::vector<CurvePoint> measured;
-  for (const auto& [length, effs] : fwd_by_length) measured.push_back({length, geometric_mean(effs)});
+  if (forward.empty()) return false;
+  const std::vector<CurvePoint> measured = equal_work_points(forward, reference, 1.0, sustained);
   const MergedCurve merged =
       merge_curve(p.efficiency.attention_fwd.x, p.efficiency.attention_fwd.value, measured);
   p.efficiency.attention_fwd.x = merged.x;
@@ -157,15 +168,8 @@ void fit_backward_curve(Context& c, const std::vector<const AttentionCase*>& cas
                         const std::string& tags) {
   hw::HwProfile& p = c.out.profile;
   const std::int64_t reference = p.efficiency.attention_fwd.batch_heads;
-  std::map<double, std::vector<double>> by_length;
-  for (const AttentionCase* a : cases) {
-    const double length =
-        std::round(hw::equal_work_seq(static_cast<double>(a->seq_len), a->batch_heads, reference));
-    by_length[length].push_back(kAttentionBackwardFlops * attention_forward_flops(*a) / a->time_s /
-                                sustained);
-  }
-  std::vector<CurvePoint> measured;
-  for (const auto& [length, effs] : by_length) measured.push_back({length, geometric_mean(effs)});
+  const std::vector<CurvePoint> measured =
+      equal_work_points(cases, reference, kAttentionBackwardFlops, sustained);
   std::vector<double> base = p.efficiency.attention_fwd.value;
   for (double& v : base) v *= p.efficiency.attention_bwd_factor;
   const MergedCurve merged = merge_curve(p.efficiency.attention_fwd.x, base, measured);

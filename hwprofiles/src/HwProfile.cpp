@@ -129,16 +129,14 @@ double HwProfile::attention_efficiency(std::int64_t seq, AttentionPass pass, Att
     throw ConfigError(source_file.empty() ? name : source_file, "/efficiency/attention_unfused_fwd",
                       "is missing: unfused attention needs a curve calibrated from attention_bench results");
   }
-  if (impl == AttentionImpl::FUSED && pass == AttentionPass::BACKWARD &&
-      !efficiency.attention_bwd.x.empty()) {
-    const EfficiencyCurve& b = efficiency.attention_bwd;
-    return interpolate_log_x(b.x, b.value, equal_work_seq(as_axis(seq), batch_heads, b.batch_heads));
-  }
-  const auto& curve =
-      impl == AttentionImpl::UNFUSED ? efficiency.attention_unfused_fwd : efficiency.attention_fwd;
-  double forward =
+  const bool own_backward =
+      impl == AttentionImpl::FUSED && pass == AttentionPass::BACKWARD && !efficiency.attention_bwd.x.empty();
+  const auto& curve = own_backward                     ? efficiency.attention_bwd
+                      : impl == AttentionImpl::UNFUSED ? efficiency.attention_unfused_fwd
+                                                       : efficiency.attention_fwd;
+  const double value =
       interpolate_log_x(curve.x, curve.value, equal_work_seq(as_axis(seq), batch_heads, curve.batch_heads));
-  return pass == AttentionPass::FORWARD ? forward : forward * efficiency.attention_bwd_factor;
+  return pass == AttentionPass::FORWARD || own_backward ? value : value * efficiency.attention_bwd_factor;
 }
 
 double HwProfile::gemm_slowdown_with_comm(double kernel_s) const {

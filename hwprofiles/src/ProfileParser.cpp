@@ -206,28 +206,26 @@ TileGemmSpec parse_tile_gemm(JsonObject obj) {
   return t;
 }
 
+// A fused attention curve over seq, with the sequences x heads it was measured at where given.
+EfficiencyCurve parse_attention_curve(JsonObject obj) {
+  const std::int64_t batch_heads = obj.has("batch_heads") ? obj.positive_integer("batch_heads") : 0;
+  EfficiencyCurve curve = parse_curve(obj, "seq");
+  curve.batch_heads = batch_heads;
+  return curve;
+}
+
 EfficiencySpec parse_efficiency(JsonObject obj) {
   EfficiencySpec e;
   e.gemm = parse_gemm(obj.object("gemm"));
   if (auto shapes = obj.optional_object("gemm_shapes")) e.gemm_shapes = parse_gemm_shapes(std::move(*shapes));
   e.gemm_dtype_factor = dtype_map(obj, "gemm_dtype_factor", 1.0);
   e.grouped_gemm_factor = obj.number("grouped_gemm_factor");
-  {
-    JsonObject attention = obj.object("attention_fwd");
-    const std::int64_t batch_heads =
-        attention.has("batch_heads") ? attention.positive_integer("batch_heads") : 0;
-    e.attention_fwd = parse_curve(attention, "seq");
-    e.attention_fwd.batch_heads = batch_heads;
-  }
+  e.attention_fwd = parse_attention_curve(obj.object("attention_fwd"));
   if (auto unfused = obj.optional_object("attention_unfused_fwd"))
     e.attention_unfused_fwd = parse_curve(*unfused, "seq");
   e.attention_bwd_factor = obj.number("attention_bwd_factor");
-  if (auto backward = obj.optional_object("attention_bwd")) {
-    const std::int64_t batch_heads =
-        backward->has("batch_heads") ? backward->positive_integer("batch_heads") : 0;
-    e.attention_bwd = parse_curve(*backward, "seq");
-    e.attention_bwd.batch_heads = batch_heads;
-  }
+  if (auto backward = obj.optional_object("attention_bwd"))
+    e.attention_bwd = parse_attention_curve(*backward);
   e.memory = parse_curve(obj.object("memory"), "bytes");
   if (auto router = obj.optional_object("router_topk")) e.router_topk = parse_router_topk(std::move(*router));
   if (auto tile = obj.optional_object("tile_gemm")) e.tile_gemm = parse_tile_gemm(std::move(*tile));
