@@ -291,6 +291,36 @@ TEST(OpAttribution, EveryMicrosecondOfTheStepsHostTimeIsAccountedFor) {
   }
 }
 
+// A synchronize is blocked only while the GPU still runs what was launched before it: the rest of the call is
+// the host's (the driver's round trip once the GPU has drained), which a faster host does faster. By hand: a
+// 50 us kernel from 11 to 61 and a sync from 20 to 70 (blocked 41, own 9); a 2 us kernel from 81 to 83 and a
+// sync from 90 to 96 (the GPU idle: blocked 0, own 6).
+TEST(OpAttribution, ASyncIsBlockedOnlyWhileTheGpuRuns) {
+  const TorchTrace t = parse_torch_trace(R"j({"traceEvents": [
+    {"ph": "X", "cat": "user_annotation", "name": "moesim.step", "tid": 1, "ts": 0, "dur": 100},
+    {"ph": "X", "cat": "user_annotation", "name": "moesim.L0.routed_experts", "tid": 1, "ts": 1, "dur": 98},
+    {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "tid": 1, "ts": 10, "dur": 2,
+     "args": {"correlation": 1}},
+    {"ph": "X", "cat": "kernel", "name": "k1", "ts": 11, "dur": 50, "args": {"correlation": 1}},
+    {"ph": "X", "cat": "cuda_runtime", "name": "cudaStreamSynchronize", "tid": 1, "ts": 20, "dur": 50},
+    {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "tid": 1, "ts": 80, "dur": 2,
+     "args": {"correlation": 2}},
+    {"ph": "X", "cat": "kernel", "name": "k2", "ts": 81, "dur": 2, "args": {"correlation": 2}},
+    {"ph": "X", "cat": "cuda_runtime", "name": "cudaStreamSynchronize", "tid": 1, "ts": 90, "dur": 6}]})j",
+                                         "t.json");
+  const AttributedStep s = attribute_step(t);
+  EXPECT_DOUBLE_EQ(s.wait_us, 41);
+  ASSERT_EQ(s.calls.size(), 1u);
+  std::vector<const TracedItem*> syncs;
+  for (const TracedItem& item : s.calls.front().items)
+    if (item.kind == TracedItem::Kind::SYNC) syncs.push_back(&item);
+  ASSERT_EQ(syncs.size(), 2u);
+  EXPECT_DOUBLE_EQ(syncs[0]->wait_us, 41);
+  EXPECT_DOUBLE_EQ(syncs[0]->host_us, 10 + 9);  // since the launch at 10, and its own 9 us
+  EXPECT_DOUBLE_EQ(syncs[1]->wait_us, 0);
+  EXPECT_DOUBLE_EQ(syncs[1]->host_us, 10 + 6);  // since the launch at 80
+}
+
 TEST(TorchStackRecord, ReadsConfigurationTimingAndTraces) {
   const TorchStackRecord r = read_torch_stack_record(kTrain + ".json");
   EXPECT_EQ(r.model, "qwen3-30b-a3b");

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 #include <deque>
+#include <limits>
 #include <map>
 
 #include "moesim/common/Error.hpp"
@@ -148,6 +149,10 @@ class Attributor {
     std::map<std::int64_t, double> last_start;  // per thread: where its host work since the last item began
     std::map<std::string, UnattributedKernels> unattributed;
     std::optional<ItemAt> first_of_pass[2];  // forward, backward
+    // The latest end of the GPU work launched so far (every stream: a sync on one may wait for another's work
+    // through an event): a blocking call waits for the GPU until then, and what it takes beyond is its own
+    // cost.
+    double gpu_busy_until = -std::numeric_limits<double>::infinity();
     for (const HostCall& call : trace_.calls) {
       if (call.ts_us < begin_ || call.ts_us > end_) continue;
       const GpuEvent* gpu = nullptr;
@@ -156,7 +161,10 @@ class Attributor {
         if (it != gpu_by_correlation_.end() && !seen_correlation[call.correlation]) gpu = it->second;
       }
       if (gpu == nullptr && !call.is_sync()) continue;
-      if (gpu != nullptr) seen_correlation[call.correlation] = true;
+      if (gpu != nullptr) {
+        seen_correlation[call.correlation] = true;
+        gpu_busy_until = std::max(gpu_busy_until, gpu->ts_us + gpu->dur_us);
+      }
       if (last_start.empty() && main_tid_ >= 0) out_.first_launch_us = call.ts_us - begin_;
       auto [ref, fresh] = last_start.try_emplace(call.tid, call.tid == main_tid_ ? begin_ : call.ts_us);
       // Autograd's thread starts when the step's thread hands it the backward: its first launch also pays
@@ -175,19 +183,27 @@ class Attributor {
           item.input_types = op->second->input_types;
         }
         out_.gpu_us += gpu->dur_us;
-      } else {
-        item.kind = TracedItem::Kind::SYNC;
-        item.wait_us = call.dur_us;
       }
-      if (call.is_sync() || blocking_copy) {
-        out_.wait_us += call.dur_us;
-        if (forward_end_ && call.ts_us < *forward_end_) out_.forward_wait_us += call.dur_us;
+      // A blocking call is blocked while the GPU still runs what was launched before it; the rest of the call
+      // (the driver's round trip once the GPU has drained: 4 us a sync in a host-bound loop) is host work,
+      // which a faster or slower host does faster or slower.
+      const bool blocks = call.is_sync() || blocking_copy;
+      const double blocked = blocks ? std::clamp(gpu_busy_until - call.ts_us, 0.0, call.dur_us) : 0.0;
+      const double own_cost = blocks ? call.dur_us - blocked : 0.0;
+      if (gpu == nullptr) {
+        item.kind = TracedItem::Kind::SYNC;
+        item.wait_us = blocked;
+        item.host_us += own_cost;
+      }
+      if (blocks) {
+        out_.wait_us += blocked;
+        if (forward_end_ && call.ts_us < *forward_end_) out_.forward_wait_us += blocked;
         ref->second = call.ts_us + call.dur_us;
       }
       const auto [target, qk_norm] = owner(call);
       item.qk_norm = qk_norm;
       if (target == nullptr) {
-        out_.unattributed_host_us += item.host_us;
+        out_.unattributed_host_us += item.host_us + (blocking_copy ? own_cost : 0.0);
         if (gpu != nullptr) {
           UnattributedKernels& u = unattributed[gpu->name];
           u.name = gpu->name;
@@ -204,7 +220,8 @@ class Attributor {
       if (blocking_copy) {
         TracedItem wait;
         wait.kind = TracedItem::Kind::SYNC;
-        wait.wait_us = call.dur_us;
+        wait.wait_us = blocked;
+        wait.host_us = own_cost;
         target->items.push_back(wait);
       }
     }
