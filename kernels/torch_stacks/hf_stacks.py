@@ -43,7 +43,18 @@ def _hf_config(shape, layers, seq):
                                    kv_lora_rank=a.kv_lora_rank, qk_nope_head_dim=a.head_dim,
                                    qk_rope_head_dim=a.rope_head_dim, v_head_dim=a.v_head_dim,
                                    head_dim=a.rope_head_dim, topk_method="greedy", n_group=1, topk_group=1)
-    raise ValueError(f"{shape.name}: no transformers model is mapped (qwen3*, mixtral*, deepseek-v2*)")
+    if shape.name.startswith("olmoe"):  # q/k norms over the whole projection come with the model
+        return "olmoe", dict(common, num_experts=shape.experts, intermediate_size=shape.expert_ffn,
+                             norm_topk_prob=False)
+    if shape.name.startswith(("qwen1.5-moe", "qwen2-moe")):  # one shared expert behind a sigmoid gate
+        if shape.shared_experts != 1:
+            raise ValueError(f"{shape.name}: transformers' qwen2_moe has one shared expert, not "
+                             f"{shape.shared_experts}")
+        return "qwen2_moe", dict(common, num_experts=shape.experts, moe_intermediate_size=shape.expert_ffn,
+                                 shared_expert_intermediate_size=shape.shared_ffn, intermediate_size=shape.shared_ffn,
+                                 decoder_sparse_step=1, mlp_only_layers=[], norm_topk_prob=False)
+    raise ValueError(f"{shape.name}: no transformers model is mapped (qwen3*, mixtral*, deepseek-v2*, olmoe*, "
+                     "qwen1.5-moe*/qwen2-moe*)")
 
 
 def _build(model_type, kwargs, experts, dtype, device):

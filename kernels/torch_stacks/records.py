@@ -29,11 +29,23 @@ CONFIG_KEYS = ("model", "style", "schedule", "phase", "tokens", "seq", "layers",
 STATUSES = ("ok", "failed", "skipped")
 
 
+def _is_model_file(path):
+    """A moesim model file kept beside the records that name it (config.model_spec): not a record."""
+    try:
+        document = load(path)
+    except (OSError, ValueError):
+        return False  # the check reports it as the record it fails to be
+    return isinstance(document, dict) and "kind" not in document and "moe" in document and "attention" in document
+
+
 def record_files(paths):
     files = []
     for path in paths:
-        files += sorted(glob.glob(os.path.join(path, "**", "*.json"), recursive=True)) if os.path.isdir(path) \
-            else [path]
+        if os.path.isdir(path):
+            found = sorted(glob.glob(os.path.join(path, "**", "*.json"), recursive=True))
+            files += [f for f in found if not _is_model_file(f)]
+        else:
+            files.append(path)
     return [f for f in files if not f.endswith(".trace.json")]
 
 

@@ -13,7 +13,7 @@ import time
 
 import torch.distributed as dist
 
-from .bench import add_traces, native_builder, run_configs, trace_configs
+from .bench import add_traces, model_path, native_builder, run_configs, trace_configs
 from .config import HF_STYLES, MATRICES, NATIVE_STYLES, RunConfig, interleave, matrix
 from .distributed import close_context, init_context
 
@@ -45,7 +45,8 @@ def parse_args(argv):
                    help="time each regular/farskip pair on one stack, steps alternating (ABBA...), and record "
                    "the speedup with its bootstrap 95%% interval; the other configurations run alone")
     p.add_argument("--device", choices=("cuda", "cpu"), default="cuda")
-    p.add_argument("--specs", help="directory of model files (default: the repository's models/specs)")
+    p.add_argument("--specs", help="directory of model files (default: the repository's models/specs); the "
+                   "records then name their file (config.model_spec, relative to --out)")
     p.add_argument("--out", required=True, help="directory for the records and traces")
     p.add_argument("--deadline", type=float, default=0,
                    help="start no configuration after this many seconds (0: no limit); the rest are "
@@ -162,6 +163,9 @@ def main(argv=None):
             if ctx.rank != 0:
                 continue
             for record in records:
+                if args.specs:  # moesim finds a model it does not ship by the record's model_spec
+                    spec = model_path(record["config"]["model"], args.specs)
+                    record["config"]["model_spec"] = os.path.relpath(os.path.abspath(spec), os.path.abspath(args.out))
                 path = write_exclusive(os.path.join(args.out, record["name"] + ".json"), record)
                 if to_trace and to_trace[-1][0] is unit:
                     to_trace[-1][1].append(path)

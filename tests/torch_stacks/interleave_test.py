@@ -47,6 +47,26 @@ class InterleaveTest(unittest.TestCase):
             self.assertEqual(regular["timing"]["speedup"], farskip["timing"]["speedup"])
             self.assertEqual(records.check([out]), 0)
 
+    def test_a_model_file_of_your_own_is_named_by_its_records(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            specs, out = os.path.join(tmp, "models"), os.path.join(tmp, "ep1")
+            os.makedirs(specs)
+            with open(os.path.join(os.environ["MOESIM_SPECS"], "qwen3-30b-a3b.json"), encoding="utf-8") as f:
+                spec = dict(json.load(f), name="my-moe")
+            with open(os.path.join(specs, "my-moe.json"), "w", encoding="utf-8") as f:
+                json.dump(spec, f)
+            args = ["--model", "my-moe", "--specs", specs, "--style", "grouped", "--phase", "forward", "--tokens",
+                    "64", "--seq", "32", "--scale", "32", "--dtype", "fp32", "--warmup", "1", "--iters", "2",
+                    "--device", "cpu", "--out", out]
+            run = subprocess.run([sys.executable, "-m", "torch_stacks.run", *args], capture_output=True, text=True,
+                                 timeout=600)
+            self.assertEqual(run.returncode, 0, run.stdout + run.stderr)
+            [path] = glob.glob(os.path.join(out, "*.json"))
+            with open(path, encoding="utf-8") as f:
+                config = json.load(f)["config"]
+            self.assertEqual(config["model_spec"], os.path.join("..", "models", "my-moe.json"))
+            self.assertTrue(os.path.samefile(os.path.join(out, config["model_spec"]), os.path.join(specs, "my-moe.json")))
+
 
 if __name__ == "__main__":
     unittest.main()
