@@ -65,7 +65,8 @@ class InterleaveTest(unittest.TestCase):
             with open(path, encoding="utf-8") as f:
                 config = json.load(f)["config"]
             self.assertEqual(config["model_spec"], os.path.join("..", "models", "my-moe.json"))
-            self.assertTrue(os.path.samefile(os.path.join(out, config["model_spec"]), os.path.join(specs, "my-moe.json")))
+            named = os.path.join(out, config["model_spec"])
+            self.assertTrue(os.path.samefile(named, os.path.join(specs, "my-moe.json")))
 
 
 if __name__ == "__main__":
