@@ -1,0 +1,109 @@
+#!/usr/bin/env python3
+"""Host cost of freeing an autograd graph, per node, against the host probe.
+
+A forward step that records autograd and is not followed by a backward ends by dropping its output, which frees
+the whole graph at once: every node, and every tensor it saved. The reference stacks' forward records show that
+time as their issue time after the forward returned (2-4 ms per two layers of a loop over experts, 0.08-0.13
+host probes per forward launch: data/torch-stacks/2026-11-29-nvidia-h200-x1-newmodels); a training step frees
+the graph as its backward goes. This tool times the free on its own:
+  - chain: N distinct shape-preserving elementwise ops on an [8, 16] tensor (the host probe's kind of op);
+  - linear: N bias-free linear layers with a SiLU between each, [rows, width] activations, so each node saves
+    tensors of the size asked for (the caching allocator takes them back);
+each built with autograd recording, then `del` of its output timed on the host (the device synchronised before),
+rounds alternating the cases; the host probe (kernels/torch_stacks/host_probe.py) after every round. Per case the
+record has the median and minimum over rounds of the microseconds per autograd node, and the median per node
+over the round's probe.
+
+    python3 kernels/tools/torch_graph_free.py --device cuda --out graph-free.json
+"""
+import argparse
+import json
+import os
+import statistics
+import sys
+import time
+
+import torch
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from torch_dispatch_bench import record_header  # noqa: E402
+from torch_stacks.host_probe import make_probe  # noqa: E402 (torch_dispatch_bench puts kernels/ on the path)
+
+OPS = (torch.neg, torch.exp, torch.sigmoid, torch.tanh, torch.sin, torch.cos, torch.relu, torch.erf,
+       lambda x: x * 0.5, lambda x: x + 1.0)
+
+
+def chain_case(device, nodes):
+    x = torch.randn(8, 16, device=device, requires_grad=True)
+
+    def build():
+        y = x
+        for i in range(nodes):
+            y = OPS[i % len(OPS)](y)
+        return y
+    return build, nodes
+
+
+def linear_case(device, nodes, rows, width, dtype):
+    layers = [torch.nn.Linear(width, width, bias=False, device=device, dtype=dtype) for _ in range(nodes // 2)]
+    x = torch.randn(rows, width, device=device, dtype=dtype, requires_grad=True)
+
+    def build():
+        y = x
+        for layer in layers:
+            y = torch.nn.functional.silu(layer(y))
+        return y
+    return build, 2 * len(layers)  # a linear (mm) node and a SiLU node per layer
+
+
+def time_free(build, sync):
+    """Host microseconds to drop the output of build() (its graph with it)."""
+    y = build()
+    sync()
+    start = time.perf_counter()
+    del y
+    return (time.perf_counter() - start) * 1e6
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu", choices=("cpu", "cuda"))
+    p.add_argument("--rounds", type=int, default=30)
+    p.add_argument("--nodes", default="256,1024,4096", help="graph sizes (autograd nodes) of the chain cases")
+    p.add_argument("--linear", default="8x64,2048x1024",
+                   help="ROWSxWIDTH of the linear cases' activations (512 nodes each)")
+    p.add_argument("--out", required=True)
+    args = p.parse_args()
+    device = torch.device(args.device)
+    sync = torch.cuda.synchronize if device.type == "cuda" else (lambda: None)
+    dtype = torch.bfloat16 if device.type == "cuda" else torch.float32
+    cases = {f"chain_{n}": chain_case(device, n) for n in (int(v) for v in args.nodes.split(","))}
+    for shape in filter(None, args.linear.split(",")):
+        rows, width = (int(v) for v in shape.split("x"))
+        cases[f"linear_512_{rows}x{width}"] = linear_case(device, 512, rows, width, dtype)
+    probe = make_probe(device)
+    for build, _ in cases.values():  # first calls load kernels and set up autograd
+        time_free(build, sync)
+    samples = {name: [] for name in cases}
+    probes = []
+    for _ in range(args.rounds):
+        for name, (build, nodes) in cases.items():
+            samples[name].append(time_free(build, sync) / nodes)
+        probes.append(probe())
+    results = []
+    for name, (build, nodes) in cases.items():
+        per_probe = [s / q for s, q in zip(samples[name], probes)]
+        results.append({"case": name, "nodes": nodes, "us_per_node_p50": statistics.median(samples[name]),
+                        "us_per_node_min": min(samples[name]), "probes_per_node_p50": statistics.median(per_probe),
+                        "us_per_node": samples[name]})
+        print(f"{name:<24} {nodes:>5} nodes: {results[-1]['us_per_node_p50']:.3f} us per node "
+              f"({results[-1]['probes_per_node_p50']:.3f} probes)", flush=True)
+    record = record_header("moesim-torch-graph-free", device=args.device, rounds=args.rounds,
+                           host_probe_us=probes, host_probe_us_p50=statistics.median(probes), results=results)
+    with open(args.out, "w", encoding="utf-8") as f:
+        json.dump(record, f, indent=1)
+        f.write("\n")
+
+
+if __name__ == "__main__":
+    main()
