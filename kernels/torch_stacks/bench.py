@@ -1,4 +1,5 @@
 """Runs one configuration: builds the stack, times it and returns its record; traces it when asked."""
+import contextlib
 import functools
 import gzip
 import os
@@ -45,19 +46,21 @@ def build_native(cfg, shape, ctx):
 
 def make_step(module, forward, cfg, x, grad):
     """The timed step: forward (autograd recording, as training's) or forward + backward, no optimizer;
-    returns the host clock (time.perf_counter) when its forward returned."""
+    returns the host clock (time.perf_counter) when its forward returned. A plain-trace configuration's step
+    carries no moesim ranges, as a user's own training loop does not."""
     params = [p for p in module.parameters() if p.requires_grad]
+    marked = record_function if not cfg.plain_trace else (lambda name: contextlib.nullcontext())
 
     def step():
-        with record_function("moesim.step"):
+        with marked("moesim.step"):
             if cfg.phase == "train":
                 for p in params:
                     p.grad = None
-            with record_function("moesim.forward"):
+            with marked("moesim.forward"):
                 y = forward(x)
             forward_returned = time.perf_counter()
             if cfg.phase == "train":
-                with record_function("moesim.backward"):
+                with marked("moesim.backward"):
                     y.backward(grad)
         return forward_returned
     return step
@@ -74,7 +77,9 @@ def trace_steps(step, ctx, cfg, path):
             step()
         ctx.synchronize()
         return None
-    with profile(activities=activities, record_shapes=True,
+    # A plain trace is what `profile(with_stack=True)` gives a user: the Python tracer's "nn.Module: Class_N"
+    # events show which module launched what.
+    with profile(activities=activities, record_shapes=True, with_stack=cfg.plain_trace,
                  schedule=schedule(wait=0, warmup=1, active=cfg.trace_iters),
                  on_trace_ready=lambda p: p.export_chrome_trace(raw)) as prof:
         for _ in range(cfg.trace_iters + 1):

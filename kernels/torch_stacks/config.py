@@ -27,6 +27,9 @@ class RunConfig:
     trace_all_ranks: bool = False
     scale: int = 1             # divide every width by this (CPU tests on tiny shapes)
     interleaved: bool = False  # timed step by step against its other schedule on one stack (run --interleave)
+    # traced as a user's own profiler traces a model: no moesim ranges, the module hierarchy from the Python
+    # tracer (with_stack) instead; transformers' models only (moesim's own stacks mark their ops in code)
+    plain_trace: bool = False
 
     def validate(self):
         if self.style not in NATIVE_STYLES + HF_STYLES:
@@ -37,6 +40,8 @@ class RunConfig:
             raise ValueError(f"dtype '{self.dtype}': expected bf16 or fp32")
         if self.seq < 1 or self.tokens % self.seq:
             raise ValueError(f"seq {self.seq} must divide tokens {self.tokens}")
+        if self.plain_trace and self.style not in HF_STYLES:
+            raise ValueError(f"{self.style}: a plain trace is for transformers' models (hf-eager, hf-grouped_mm)")
         if self.style in HF_STYLES and self.schedule != "regular":
             raise ValueError(f"{self.style}: transformers' models run the regular schedule only")
         for name in ("layers", "iters", "scale"):

@@ -85,9 +85,9 @@ def _force_routing(experts_module, assignment):
     experts_module.register_forward_pre_hook(replace_ids, with_kwargs=True)
 
 
-def _instrument(layer, index, assignment):
+def _instrument(layer, index, assignment, ranges=True):
     parts = layer_parts(layer)
-    for op, module in parts.items():
+    for op, module in parts.items() if ranges else ():
         for m in module if isinstance(module, list) else [module]:
             add_range(m, f"moesim.L{index}.{op}")
     if assignment is not None:
@@ -109,10 +109,11 @@ def hf_builder(cfg, shape, ctx):
     for i, layer in enumerate(model.layers):
         seed = layer_seed(cfg.seed, i, 0)
         a = forced_assignment(kind, exponent, cfg.tokens, shape.experts, shape.top_k, seed)
-        _instrument(layer, i, a.to(ctx.device) if a is not None else None)
+        _instrument(layer, i, a.to(ctx.device) if a is not None else None, ranges=not cfg.plain_trace)
     # The model's own ops before the first layer need no range (moesim reads them as model_inputs); the final
     # norm gets one so that the last layer's residual add, which runs just before it, stays the layer's.
-    add_range(model.norm, f"moesim.L{len(model.layers) - 1}.final_norm")
+    if not cfg.plain_trace:
+        add_range(model.norm, f"moesim.L{len(model.layers) - 1}.final_norm")
     batch = cfg.tokens // cfg.seq
 
     def forward(x):

@@ -111,7 +111,8 @@ def speedup_problems(path, record):
     return problems
 
 
-def trace_problems(path):
+def trace_problems(path, plain=False):
+    """A plain trace (run --plain-trace) shows its ops by the Python tracer's module calls, not moesim's ranges."""
     try:
         with gzip.open(path, "rt", encoding="utf-8") as f:
             trace = json.load(f)
@@ -120,7 +121,10 @@ def trace_problems(path):
     events = trace.get("traceEvents") if isinstance(trace, dict) else None
     if not isinstance(events, list):
         return [f"{path}: no traceEvents list (not a Kineto trace)"]
-    if not any(str(e.get("name", "")).startswith("moesim.L0.") for e in events):
+    if plain:
+        if not any(str(e.get("name", "")).startswith("nn.Module: ") for e in events):
+            return [f"{path}: a plain trace without module calls (nn.Module: ...)"]
+    elif not any(str(e.get("name", "")).startswith("moesim.L0.") for e in events):
         return [f"{path}: no moesim.L0.<op> range"]
     return []
 
@@ -142,7 +146,7 @@ def record_problems(path):
         for trace in record.get("traces", []):
             trace_path = os.path.join(os.path.dirname(path), trace)
             if os.path.exists(trace_path):
-                problems += trace_problems(trace_path)
+                problems += trace_problems(trace_path, plain=config.get("plain_trace", False))
     return problems
 
 

@@ -37,6 +37,9 @@ def parse_args(argv):
     p.add_argument("--iters", type=int, default=10)
     p.add_argument("--trace-iters", type=int, default=0, help="Kineto trace of this many steps (0: none)")
     p.add_argument("--trace-all-ranks", action="store_true")
+    p.add_argument("--plain-trace", action="store_true",
+                   help="trace as a user's profiler would: no moesim ranges, module events of the Python tracer "
+                   "(with_stack=True); transformers' styles only")
     p.add_argument("--scale", type=int, default=1, help="divide every width by this (tiny CPU tests)")
     p.add_argument("--no-traces", action="store_true", help="with --matrix: trace no configuration")
     p.add_argument("--warmup-override", type=int, help="with --matrix: warm-up steps for every config")
@@ -73,7 +76,8 @@ def configs_from(args, ep):
     return [RunConfig(model=args.model, style=args.style, schedule=schedule, phase=args.phase,
                       tokens=args.tokens, seq=args.seq, layers=args.layers, routing=args.routing, dtype=args.dtype,
                       seed=args.seed, warmup=args.warmup, iters=args.iters, trace_iters=args.trace_iters,
-                      trace_all_ranks=args.trace_all_ranks, scale=args.scale).validate()
+                      trace_all_ranks=args.trace_all_ranks, scale=args.scale,
+                      plain_trace=args.plain_trace).validate()
             for schedule in dict.fromkeys(args.schedule or ["regular"])]
 
 

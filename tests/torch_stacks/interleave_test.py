@@ -9,6 +9,7 @@ import tempfile
 import unittest
 
 from torch_stacks import records
+from torch_stacks.config import RunConfig
 from torch_stacks.speedup import median_round_ratio
 
 ITERS = 4
@@ -71,3 +72,10 @@ class InterleaveTest(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class PlainTraceConfigTest(unittest.TestCase):
+    def test_only_transformers_models_are_traced_plain(self):
+        RunConfig(model="qwen3-30b-a3b", style="hf-eager", plain_trace=True).validate()
+        with self.assertRaisesRegex(ValueError, "plain trace is for transformers"):
+            RunConfig(model="qwen3-30b-a3b", style="grouped", plain_trace=True).validate()

@@ -1,4 +1,5 @@
 """records compare: B's step p50 over A's per configuration both folders ran (no torch needed)."""
+import gzip
 import io
 import json
 import os
@@ -49,3 +50,23 @@ class CompareTest(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class PlainTraceTest(unittest.TestCase):
+    """A plain trace (run --plain-trace) is checked for module calls, a trace with ranges for moesim's."""
+
+    def write_trace(self, folder, names):
+        path = os.path.join(folder, "t.trace.json.gz")
+        with gzip.open(path, "wt", encoding="utf-8") as f:
+            json.dump({"traceEvents": [{"ph": "X", "name": n, "ts": 1, "dur": 1} for n in names]}, f)
+        return path
+
+    def test_each_trace_is_checked_for_what_shows_its_ops(self):
+        with tempfile.TemporaryDirectory() as d:
+            modules = self.write_trace(d, ["nn.Module: Qwen3MoeAttention_0"])
+            self.assertEqual(records.trace_problems(modules, plain=True), [])
+            self.assertIn("no moesim.L0.<op> range", records.trace_problems(modules)[0])
+            ranges = self.write_trace(d, ["moesim.L0.gate"])
+            self.assertEqual(records.trace_problems(ranges), [])
+            self.assertIn("without module calls", records.trace_problems(ranges, plain=True)[0])
+
