@@ -336,8 +336,13 @@ traces::ProfilerHostScale host_scale(const TracedStack& s, std::vector<std::stri
   const double host = s.step.host_us, wait = s.step.wait_us;
   const auto inflation = traces::profiler_host_scale(s.step, s.issue_ms, s.forward_issue_ms);
   if (!inflation) {
-    notes.push_back(s.label +
-                    ": no untraced issue time: host costs as traced (the profiler's overhead included)");
+    // transformers' models on one H200 (data/torch-stacks/2026-11-29-nvidia-h200-x1-plain): the profiler
+    // left 0.61-0.87 of a traced forward's host time to the untraced step with ranges, 0.40-0.51 with_stack
+    notes.push_back(
+        s.label + ": no untraced issue time: host costs as traced (the profiler's overhead included" +
+        (s.step.ops_from_modules ? "; with_stack's Python tracer doubles a forward's host time: give "
+                                   "--untraced-issue-ms and --untraced-forward-ms)"
+                                 : ")"));
     return {};
   }
   notes.push_back(s.label + ": host time scaled by " +
@@ -356,6 +361,9 @@ traces::ProfilerHostScale host_scale(const TracedStack& s, std::vector<std::stri
 bool learn_stack(const TracedStack& s, const hw::HwProfile& hw, cost::ImplementationProfile& p,
                  std::vector<int>& entry_ep, std::vector<std::string>& notes) {
   bool loops = false;
+  if (s.step.ops_from_modules)
+    notes.push_back(s.label + ": no moesim ranges: ops read from the module calls (with_stack), " +
+                    std::to_string(s.step.layers) + " layers");
   const traces::ProfilerHostScale scale = host_scale(s, notes);
   const TracedQuantities q = quantities(s);
   std::map<std::string, std::vector<const traces::OpCall*>> by_key;

@@ -7,6 +7,7 @@
 #include <map>
 
 #include "moesim/common/Error.hpp"
+#include "moesim/traces/ModuleRanges.hpp"
 
 namespace moesim::traces {
 namespace {
@@ -93,15 +94,22 @@ struct NodeIndex {
 class Attributor {
  public:
   explicit Attributor(const TorchTrace& trace) : trace_(trace) {
+    // A trace without moesim's ranges (a user's own) has its ops read from its module hierarchy, if it has
+    // one.
+    const bool marked = std::any_of(trace.ranges.begin(), trace.ranges.end(),
+                                    [](const Range& r) { return layer_range(r).has_value(); });
+    if (!marked) module_ranges_ = op_ranges_from_modules(trace);
+    out_.ops_from_modules = !module_ranges_.empty();
+    const std::vector<Range>& ranges = out_.ops_from_modules ? module_ranges_ : trace.ranges;
     const Range* step = nullptr;
-    for (const Range& r : trace.ranges)
+    for (const Range& r : ranges)
       if (r.name == "moesim.step") step = &r;
     if (step != nullptr) {
       begin_ = step->ts_us;
       end_ = step->end_us();
       main_tid_ = step->tid;
       out_.host_us = step->dur_us;
-      for (const Range& r : trace.ranges)
+      for (const Range& r : ranges)
         if (r.name == "moesim.forward" && r.tid == main_tid_ && r.ts_us >= begin_ && r.end_us() <= end_) {
           forward_begin_ = r.ts_us;
           forward_end_ = r.end_us();
@@ -112,7 +120,7 @@ class Attributor {
       end_ = trace.calls.empty() ? 0 : trace.calls.back().ts_us + trace.calls.back().dur_us;
       out_.host_us = end_ - begin_;
     }
-    for (const Range& r : trace.ranges) {
+    for (const Range& r : ranges) {
       if (r.ts_us < begin_ || r.ts_us > end_) continue;
       if (auto lr = layer_range(r)) {
         ranges_.push_back(*lr);
@@ -147,6 +155,8 @@ class Attributor {
     out_.file = trace_.file;
     std::map<std::int64_t, bool> seen_correlation;
     std::map<std::int64_t, double> last_start;  // per thread: where its host work since the last item began
+    double other_threads_until =
+        -std::numeric_limits<double>::infinity();  // the latest item of another thread
     std::map<std::string, UnattributedKernels> unattributed;
     std::optional<ItemAt> first_of_pass[2];  // forward, backward
     // The latest end of the GPU work launched so far (every stream: a sync on one may wait for another's work
@@ -171,6 +181,11 @@ class Attributor {
       // for what ran since the step thread's last one (the loss, the engine starting up).
       if (auto main = last_start.find(main_tid_); fresh && main != last_start.end() && call.tid != main_tid_)
         ref->second = std::min(main->second, call.ts_us);
+      // ... and hands it back: the step's thread, blocked in backward() meanwhile, works again from there.
+      if (call.tid == main_tid_)
+        ref->second = std::max(ref->second, std::min(other_threads_until, call.ts_us));
+      else
+        other_threads_until = std::max(other_threads_until, call.ts_us);
       TracedItem item;
       item.host_us = std::max(0.0, call.ts_us - ref->second);
       ref->second = call.ts_us;
@@ -230,9 +245,11 @@ class Attributor {
     std::sort(out_.unattributed.begin(), out_.unattributed.end(),
               [](const UnattributedKernels& a, const UnattributedKernels& b) { return a.gpu_us > b.gpu_us; });
     if (out_.calls.empty())
-      throw ConfigError(trace_.file, "",
-                        "no GPU launch could be attributed to an op: the trace needs record_function ranges "
-                        "moesim.L<layer>.<op> (kernels/torch_stacks/README.md, Traces)");
+      throw ConfigError(
+          trace_.file, "",
+          "no GPU launch could be attributed to an op: trace the model with "
+          "torch.profiler.profile(with_stack=True) so that its module calls show, or add "
+          "record_function ranges moesim.L<layer>.<op> (kernels/torch_stacks/README.md, Traces)");
     return std::move(out_);
   }
 
@@ -306,6 +323,7 @@ class Attributor {
   }
 
   const TorchTrace& trace_;
+  std::vector<Range> module_ranges_;  // the ops' ranges read from the module hierarchy (no moesim ranges)
   double begin_ = 0, end_ = 0;
   std::optional<double> forward_begin_, forward_end_;  // the step's moesim.forward range
   std::int64_t main_tid_ = -1;

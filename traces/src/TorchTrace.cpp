@@ -196,6 +196,27 @@ GpuKind kernel_kind(const std::string& name) {
   return GpuKind::OTHER;
 }
 
+namespace {
+
+// "nn.Module: Qwen3MoeAttention_0" -> {Qwen3MoeAttention, 0}; nullopt for every other Python function.
+std::optional<ModuleCall> module_call(const std::string& name) {
+  const std::string prefix = "nn.Module: ";
+  if (name.rfind(prefix, 0) != 0) return std::nullopt;
+  const std::size_t underscore = name.rfind('_');
+  if (underscore == std::string::npos || underscore <= prefix.size() || underscore + 1 == name.size() ||
+      name.size() - underscore > 7)
+    return std::nullopt;
+  const std::string digits = name.substr(underscore + 1);
+  if (!std::all_of(digits.begin(), digits.end(), [](char c) { return c >= '0' && c <= '9'; }))
+    return std::nullopt;
+  ModuleCall call;
+  call.type = name.substr(prefix.size(), underscore - prefix.size());
+  call.instance = std::stoi(digits);
+  return call;
+}
+
+}  // namespace
+
 TorchTrace parse_torch_trace(const std::string& text, const std::string& file) {
   const nlohmann::json document = parse_json_text(text, file);
   if (!document.is_object() || !document.contains("traceEvents") || !document.at("traceEvents").is_array())
@@ -243,6 +264,13 @@ TorchTrace parse_torch_trace(const std::string& text, const std::string& file) {
       trace.cpu_ops.push_back(std::move(op));
     } else if (cat == "user_annotation") {
       trace.ranges.push_back({e.text("name"), e.tid(), e.time("ts"), e.duration()});
+    } else if (cat == "python_function") {
+      if (auto module = module_call(e.text("name"))) {
+        module->tid = e.tid();
+        module->ts_us = e.time("ts");
+        module->dur_us = e.duration();
+        trace.modules.push_back(std::move(*module));
+      }
     }
   }
   if (std::none_of(trace.gpu.begin(), trace.gpu.end(),
@@ -255,6 +283,7 @@ TorchTrace parse_torch_trace(const std::string& text, const std::string& file) {
   sort_by_start(trace.calls);
   sort_by_start(trace.cpu_ops);
   sort_by_start(trace.ranges);
+  sort_by_start(trace.modules);
   return trace;
 }
 

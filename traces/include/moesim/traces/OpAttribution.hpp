@@ -3,7 +3,8 @@
  * @file Every GPU launch and host synchronisation of one profiled step, attributed to the op of moesim's
  * layer DAG that made it, with the host time spent before it.
  *
- * How a launch finds its op (kernels/torch_stacks/README.md states the conventions):
+ * How a launch finds its op (kernels/torch_stacks/README.md states the conventions; a trace without moesim's
+ * ranges has them made from its module calls first, traces/ModuleRanges.hpp):
  *   1. the innermost record_function range `moesim.L<layer>.<op>` of the launching thread that holds the
  * launch call: forward ops (moesim's op names; transformers' module hooks add `attention`, whose remainder
  * outside attn_qkv/attn_out is core attention, and `moe`, whose remainder outside gate/routed/shared experts
@@ -67,6 +68,8 @@ struct AttributedStep {
   double gpu_us = 0;           ///< GPU time of every event the step launched
   int layers = 0;              ///< 1 + the largest layer of a range
   bool has_backward = false;
+  /// the trace had no moesim ranges: its ops were read from its module calls (traces/ModuleRanges.hpp)
+  bool ops_from_modules = false;
   std::vector<OpCall> calls;                      ///< by (layer, op, pass), in order of first launch
   std::vector<UnattributedKernels> unattributed;  ///< largest GPU time first
   int unattributed_syncs = 0;
@@ -82,7 +85,8 @@ struct AttributedStep {
 
 /**
  * @brief Attributes the last `moesim.step` range of `trace` (the whole trace when it has none). ConfigError
- * naming the file when no launch of the step could be attributed to any op (a trace without moesim.L ranges).
+ * naming the file when no launch of the step could be attributed to any op (a trace with neither moesim.L
+ * ranges nor module calls).
  */
 AttributedStep attribute_step(const TorchTrace& trace);
 

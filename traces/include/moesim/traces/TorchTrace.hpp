@@ -13,7 +13,8 @@
  *
  * GPU work is the complete events of categories kernel, gpu_memcpy and gpu_memset; the host calls that
  * launched them (cuda_runtime or cuda_driver) share their "correlation"; the CPU op that issued a launch
- * shares its "External id". Ranges are user_annotation events (record_function). Times are microseconds.
+ * shares its "External id". Ranges are user_annotation events (record_function); module calls are the Python
+ * tracer's "nn.Module: <class>_<n>" events, where the trace has them. Times are microseconds.
  * This is moesim's one reader of the format: calibrate fits GEMM rates and learns implementation profiles
  * from what it returns, validate compares with it.
  */
@@ -80,6 +81,18 @@ struct Range {
   double end_us() const { return ts_us + dur_us; }
 };
 
+/**
+ * @brief One call of a module's forward, from the Python tracer (`profile(with_stack=True)`):
+ * {"cat": "python_function", "name": "nn.Module: Qwen3MoeAttention_0", ...}.
+ */
+struct ModuleCall {
+  std::string type;  ///< the module's class name ("Qwen3MoeAttention")
+  int instance = 0;  ///< which module of that class (its _N suffix: the order in which the tracer met it)
+  std::int64_t tid = 0;
+  double ts_us = 0, dur_us = 0;
+  double end_us() const { return ts_us + dur_us; }
+};
+
 /** @brief The parts of a trace attribution needs, each list in order of start time. */
 struct TorchTrace {
   std::string file;
@@ -87,6 +100,7 @@ struct TorchTrace {
   std::vector<HostCall> calls;
   std::vector<CpuOp> cpu_ops;
   std::vector<Range> ranges;
+  std::vector<ModuleCall> modules;
 };
 
 /** @brief GpuKind of a kernel name (case-insensitive substrings). */
