@@ -3,6 +3,7 @@
 
 #include <map>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <string>
 #include <tuple>
 
@@ -221,8 +222,9 @@ TEST(ModuleRanges, WithoutModulesOrRangesTheErrorSaysHowToTrace) {
 
 // transformers' models traced the user's way and with moesim's ranges, one configuration each, on one H200
 // (data/torch-stacks/2026-11-29-nvidia-h200-x1-plain): every op of every layer has the same launches, forward
-// and backward. Qwen3's plain forward-only trace against the forward of a training trace with ranges from
-// another lease (a forward records autograd either way: the same kernels).
+// and backward. DeepSeek-V2's MLA projects latents (and normalizes them: one norm in V2-Lite, two in V2).
+// Qwen3's plain forward-only trace against the forward of a training trace with ranges from another lease (a
+// forward records autograd either way: the same kernels).
 TEST(ModuleRanges, PlainTracesOfTransformersModelsAttributeAsAnnotatedOnes) {
   const std::string stacks = MOESIM_DEVICE_STACKS;
   const std::string plain = stacks + "/2026-11-29-nvidia-h200-x1-plain/";
@@ -238,7 +240,8 @@ TEST(ModuleRanges, PlainTracesOfTransformersModelsAttributeAsAnnotatedOnes) {
   };
   const std::string train = ".ep1.t2048.s2048.l2.train.regular.balanced.rank0.trace.json.gz";
   for (const char* config :
-       {"olmoe-1b-7b.hf-eager", "olmoe-1b-7b.hf-grouped_mm", "qwen1.5-moe-a2.7b.hf-grouped_mm"}) {
+       {"olmoe-1b-7b.hf-eager", "olmoe-1b-7b.hf-grouped_mm", "qwen1.5-moe-a2.7b.hf-grouped_mm",
+        "deepseek-v2-lite.hf-grouped_mm", "deepseek-v2.hf-grouped_mm"}) {
     const auto [from_modules, plain_read] = counts(plain + "plain/" + config + train, false);
     const auto [from_ranges, annotated_read] = counts(plain + "annotated/" + config + train, false);
     EXPECT_TRUE(plain_read && !annotated_read) << config;
@@ -253,6 +256,34 @@ TEST(ModuleRanges, PlainTracesOfTransformersModelsAttributeAsAnnotatedOnes) {
       counts(stacks + "/2026-11-28-nvidia-h200-x2-c/hf/qwen3-30b-a3b.hf-grouped_mm" + train, true);
   EXPECT_TRUE(read);
   EXPECT_EQ(forward, trained);
+}
+
+// transformers' MoE architectures at tiny widths, each traced for a training step as a user would
+// (data/torch-stacks/2026-11-29-nvidia-h200-x1-zoo, kernels/tools/trace_transformers_zoo.py): 2 decoder
+// layers, the second a MoE layer (the first dense where the model makes its first layers dense). From the
+// module calls alone every one gives both layers with a mixer (attention, or Qwen3-Next's gated DeltaNet and
+// GraniteMoeHybrid's Mamba), the MoE layer's gate and routed experts, their backward, and leaves under 3% of
+// the step's GPU time unattributed.
+TEST(ModuleRanges, TransformersMoeArchitecturesFromTheirModuleCalls) {
+  const std::string zoo = std::string(MOESIM_DEVICE_STACKS) + "/2026-11-29-nvidia-h200-x1-zoo/";
+  const std::vector<std::string> types = {"deepseek_v2",    "deepseek_v3", "dots1",       "ernie4_5_moe",
+                                          "flex_olmo",      "glm4_moe",    "granitemoe",  "granitemoehybrid",
+                                          "hunyuan_v1_moe", "jetmoe",      "llama4_text", "minimax",
+                                          "mixtral",        "olmoe",       "phimoe",      "qwen2_moe",
+                                          "qwen3_moe",      "qwen3_next"};
+  for (const std::string& type : types) {
+    const AttributedStep s = attribute_step(load_torch_trace(zoo + type + ".default.trace.json.gz"));
+    std::set<std::string> ops;  // layer.op[.bwd]
+    for (const OpCall& c : s.calls)
+      ops.insert(std::to_string(c.layer) + "." + c.op + (c.backward ? ".bwd" : ""));
+    EXPECT_TRUE(s.ops_from_modules) << type;
+    EXPECT_EQ(s.layers, 2) << type;
+    for (const char* op : {"0.attn_core", "1.attn_core", "1.gate", "1.routed_experts", "0.attn_core.bwd",
+                           "1.routed_experts.bwd", "1.final_norm"})
+      EXPECT_TRUE(ops.count(op)) << type << " has no " << op;
+    EXPECT_TRUE(ops.count("0.routed_experts") || ops.count("0.dense_ffn")) << type;
+    EXPECT_LT(s.unattributed_gpu_us(), 0.03 * s.gpu_us) << type;
+  }
 }
 
 }  // namespace

@@ -80,7 +80,7 @@ TEST(PlainTraces, AProfileLearnedFromAUsersTracePredictsAsOneFromAnnotatedRanges
         other.within10);
     EXPECT_GE(plain.n, 40) << config;
     // As near the annotated trace's profile as two annotated traces of the configuration, taken on two
-    // leases, are to each other (0.4-1.9 points here), or a point.
+    // leases, are to each other (0.2-1.9 points here), or a point.
     EXPECT_LE(std::abs(plain.mean() - annotated.mean()),
               std::max(1.0, std::abs(annotated.mean() - other.mean())))
         << config;

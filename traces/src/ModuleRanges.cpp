@@ -34,6 +34,13 @@ bool is_norm(const ModuleCall& m) {
 bool is_attention(const ModuleCall& m) {
   return !is_linear(m) && !is_norm(m) && contains_any(lowered(m.type), {"attention", "attn"});
 }
+// A layer's token mixer: attention, or what hybrid models mix tokens with instead (Qwen3-Next's gated
+// DeltaNet, Mamba layers and mixers, short convolutions): moesim's attention op either way.
+bool is_token_mixer(const ModuleCall& m) {
+  return is_attention(m) || (!is_linear(m) && !is_norm(m) &&
+                             contains_any(lowered(m.type), {"mamba", "deltanet", "mixer", "ssm", "shortconv",
+                                                            "rwkv", "retention"}));
+}
 bool is_shared(const ModuleCall& m) {
   return lowered(m.type).find("shared") != std::string::npos;
 }
@@ -158,16 +165,16 @@ class RangeBuilder {
     for (std::size_t child : tree_.children(call)) find_layers(child, call, window, layers, parents);
   }
 
-  // A decoder layer: an attention child, then children that are neither norms nor attention: the longest of
+  // A decoder layer: a token mixer child, then children that are neither norms nor mixers: the longest of
   // them is its MLP (Megatron's layers call identity modules where a norm is configured away).
   std::optional<Layer> as_layer(std::size_t call) const {
     const auto& kids = tree_.children(call);
     for (std::size_t a = 0; a < kids.size(); ++a) {
-      if (!is_attention(calls_[kids[a]])) continue;
+      if (!is_token_mixer(calls_[kids[a]])) continue;
       std::optional<std::size_t> mlp;
       for (std::size_t m = a + 1; m < kids.size(); ++m) {
         const ModuleCall& k = calls_[kids[m]];
-        if (!is_norm(k) && !is_attention(k) && (!mlp || k.dur_us > calls_[kids[*mlp]].dur_us)) mlp = m;
+        if (!is_norm(k) && !is_token_mixer(k) && (!mlp || k.dur_us > calls_[kids[*mlp]].dur_us)) mlp = m;
       }
       if (!mlp) return std::nullopt;
       return Layer{call, a, *mlp};
@@ -203,7 +210,7 @@ class RangeBuilder {
       const auto w = input_width(calls_[c]);
       if (width && w && *w != *width) reads_input = false;
     }
-    if (!reads_input) return;
+    if (!reads_input || !is_attention(calls_[call])) return;
     for (std::size_t c : tree_.children(call))
       if (is_norm(calls_[c])) add_op(layer, "qk_norm", c);
   }
