@@ -104,9 +104,14 @@ void add_calibrate(CLI::App& app, Action& action) {
       "the routed experts loop over the experts, else grouped)");
   sub->add_option("--model", o->traced.model,
                   "With --impl-out, for traces without a run record beside them: the traced model");
-  sub->add_option("--ep", o->traced.ep, "... its EP degree")->check(CLI::Range(1, 1 << 20));
-  sub->add_option("--tokens", o->traced.tokens, "... its tokens per rank")->check(CLI::Range(1, 1 << 20));
-  sub->add_option("--seq", o->traced.seq, "... its sequence length")->check(CLI::Range(1, 1 << 20));
+  sub->add_option("--ep", o->traced.ep,
+                  "... its EP degree (default 1 where the trace launched no collective)")
+      ->check(CLI::Range(1, 1 << 20));
+  sub->add_option("--tokens", o->traced.tokens,
+                  "... its tokens per rank (default: read from the trace's first attention)")
+      ->check(CLI::Range(1, 1 << 20));
+  sub->add_option("--seq", o->traced.seq, "... its sequence length (default: likewise)")
+      ->check(CLI::Range(1, 1 << 20));
   sub->add_option(
          "--untraced-issue-ms", o->traced.issue_ms,
          "With --impl-out: the traced step's host issue time without the profiler (ms), to take the "

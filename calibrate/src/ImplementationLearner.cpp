@@ -364,6 +364,7 @@ bool learn_stack(const TracedStack& s, const hw::HwProfile& hw, cost::Implementa
   if (s.step.ops_from_modules)
     notes.push_back(s.label + ": no moesim ranges: ops read from the module calls (with_stack), " +
                     std::to_string(s.step.layers) + " layers");
+  if (!s.read_from_trace.empty()) notes.push_back(s.label + ": read from the trace: " + s.read_from_trace);
   const traces::ProfilerHostScale scale = host_scale(s, notes);
   const TracedQuantities q = quantities(s);
   std::map<std::string, std::vector<const traces::OpCall*>> by_key;

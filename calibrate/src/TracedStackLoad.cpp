@@ -1,6 +1,8 @@
 #include <iomanip>
 #include <optional>
 #include <sstream>
+#include <string>
+#include <utility>
 
 #include "moesim/calibrate/ImplementationLearner.hpp"
 #include "moesim/common/Error.hpp"
@@ -15,6 +17,37 @@ std::string flag_value(const char* flag, double ms) {
   std::ostringstream out;
   out << flag << ' ' << std::fixed << std::setprecision(3) << ms;
   return out.str();
+}
+
+// Tokens per rank and sequence length of the traced step, from its first layer's forward: the attention
+// kernel's op reads (batch, heads, seq, head_dim); without one (an attention of plain matmuls), the q/k/v
+// projections' rows are the tokens and the sequence is unknown (0).
+std::optional<std::pair<std::int64_t, std::int64_t>> tokens_and_seq(const traces::AttributedStep& step) {
+  std::optional<std::pair<std::int64_t, std::int64_t>> from_rows;
+  for (const traces::OpCall& c : step.calls) {
+    if (c.layer != 0 || c.backward) continue;
+    for (const traces::TracedItem& item : c.items) {
+      if (item.inputs.empty()) continue;
+      const auto& x = item.inputs.front();
+      if (c.op == "attn_core" && x.size() == 4 && item.cpu_op.find("attention") != std::string::npos &&
+          x[0] > 0 && x[2] > 0)
+        return std::pair{x[0] * x[2], x[2]};
+      if (c.op == "attn_qkv" && item.gpu.kind == traces::GpuKind::GEMM && x.size() >= 2 && !from_rows) {
+        std::int64_t rows = 1;
+        for (std::size_t i = 0; i + 1 < x.size(); ++i) rows *= x[i];
+        if (rows > 0) from_rows = std::pair{rows, std::int64_t{0}};
+      }
+    }
+  }
+  return from_rows;
+}
+
+bool has_collectives(const traces::AttributedStep& step) {
+  for (const traces::OpCall& c : step.calls)
+    for (const traces::TracedItem& item : c.items)
+      if (item.kind == traces::TracedItem::Kind::LAUNCH && item.gpu.kind == traces::GpuKind::NCCL)
+        return true;
+  return false;
 }
 
 }  // namespace
@@ -34,10 +67,25 @@ TracedStack load_traced_stack(const std::string& trace_file, const TracedRunConf
   if (model.empty()) throw need("--model");
   s.model = models::load_model(model);
   s.ep = given.ep > 0 ? given.ep : record ? record->ep : 0;
+  if (s.ep <= 0 && !has_collectives(s.step)) {  // one process: no expert parallelism
+    s.ep = 1;
+    s.read_from_trace += "EP 1 (no collective kernels)";
+  }
   if (s.ep <= 0) throw need("--ep");
   s.tokens = given.tokens > 0 ? given.tokens : record ? record->tokens : 0;
+  s.seq = given.seq > 0 ? given.seq : record ? record->seq : 0;
+  if (s.tokens <= 0 || s.seq <= 0) {
+    if (const auto traced = tokens_and_seq(s.step)) {
+      if (s.tokens <= 0) s.tokens = traced->first;
+      if (s.seq <= 0) s.seq = traced->second;
+      s.read_from_trace += std::string(s.read_from_trace.empty() ? "" : ", ") + "tokens " +
+                           std::to_string(s.tokens) +
+                           (traced->second > 0 ? ", seq " + std::to_string(s.seq) : "") +
+                           " (the first layer's attention inputs)";
+    }
+  }
   if (s.tokens <= 0) throw need("--tokens");
-  s.seq = given.seq > 0 ? given.seq : record ? record->seq : s.tokens;
+  if (s.seq <= 0) s.seq = s.tokens;
   if (record) {
     s.issue_ms = record->issue_ms_p50;
     s.forward_issue_ms = record->forward_issue_ms_p50;

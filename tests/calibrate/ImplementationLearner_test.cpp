@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <filesystem>
 #include <map>
 
 #include "moesim/calibrate/ImplementationLearner.hpp"
@@ -34,6 +35,38 @@ TEST(ImplementationLearner, RecordBesideTheTraceGivesTheConfiguration) {
   EXPECT_FALSE(s.cpu_model.empty());
   // What is given wins over the record.
   EXPECT_EQ(load_traced_stack(kTrain, {"", 4, 0, 0}).ep, 4);
+}
+
+// A trace alone, as a user's own: what it shows of its configuration comes from it, checked against the
+// records the traces were taken with.
+TEST(ImplementationLearner, ATraceWithoutARecordGivesItsTokensSequenceAndEp1) {
+  const std::string dir = testing::TempDir();
+  const auto alone = [&](const std::string& trace, const std::string& name) {
+    std::filesystem::copy_file(trace, dir + name, std::filesystem::copy_options::overwrite_existing);
+    return dir + name;
+  };
+  // transformers' DeepSeek-V2-Lite, one process, traced with_stack: EP 1, 2,048 tokens in one sequence
+  const std::string plain =
+      alone(std::string(MOESIM_TEST_DATA_DIR) +
+                "/data/torch-stacks/2026-11-29-nvidia-h200-x1-plain/plain/deepseek-v2-lite."
+                "hf-grouped_mm.ep1.t2048.s2048.l2.train.regular.balanced.rank0.trace.json.gz",
+            "dsv2lite.trace.json.gz");
+  const TracedStack s = load_traced_stack(plain, {"deepseek-v2-lite", 0, 0, 0});
+  EXPECT_EQ(s.ep, 1);
+  EXPECT_EQ(s.tokens, 2048);
+  EXPECT_EQ(s.seq, 2048);
+  EXPECT_NE(s.read_from_trace.find("tokens 2048, seq 2048"), std::string::npos) << s.read_from_trace;
+  // moesim's own stack at EP 2 (2 sequences of 128 per rank): the all-to-alls ask for the EP degree
+  const std::string ep2 = alone(kTrain, "ep2.trace.json.gz");
+  try {
+    load_traced_stack(ep2, {"qwen3-30b-a3b", 0, 0, 0});
+    FAIL() << "EP guessed for a trace with collectives";
+  } catch (const ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("--ep"), std::string::npos) << e.what();
+  }
+  const TracedStack given_ep = load_traced_stack(ep2, {"qwen3-30b-a3b", 2, 0, 0});
+  EXPECT_EQ(given_ep.tokens, 256);
+  EXPECT_EQ(given_ep.seq, 128);
 }
 
 TEST(ImplementationLearner, AGivenHostProbeBecomesTheProfiles) {

@@ -49,6 +49,8 @@ struct TracedStack {
    * host_probe_us. */
   double host_probe_us = 0;
   std::string label;  ///< for notes (the trace file)
+  /// what of the configuration was read from the trace itself, for a note ("" nothing)
+  std::string read_from_trace;
 };
 
 /** @brief A learned profile and what the learner has to say about it. */
@@ -73,8 +75,10 @@ struct TracedRunConfig {
 /**
  * @brief Reads and attributes `trace_file` and finds its configuration: the torch-stack record beside it
  * (`NAME.rankR.trace.json.gz` -> `NAME.json`: model, EP, tokens, seq, untraced issue time, host CPU), with
- * any value `given` sets taking precedence. ConfigError naming the trace and the missing flag when neither
- * gives one.
+ * any value `given` sets taking precedence. Where neither says, the trace itself: EP 1 when the step launched
+ * no collective kernel; tokens and sequence from its first layer's attention inputs (the sequence as the
+ * tokens where the attention is not one fused kernel). ConfigError naming the trace and the missing flag
+ * otherwise.
  */
 TracedStack load_traced_stack(const std::string& trace_file, const TracedRunConfig& given);
 
