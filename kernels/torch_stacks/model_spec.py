@@ -1,6 +1,12 @@
 """The part of a moesim model file (models/specs/NAME.json) that one MoE decoder layer needs."""
 import json
+import os
 from dataclasses import dataclass
+
+
+def spec_from_record_folder(spec_path, out_dir):
+    """A record's config.model_spec: its model file's path from the record's folder, where moesim looks."""
+    return os.path.relpath(os.path.abspath(spec_path), os.path.abspath(out_dir))
 
 
 class SpecError(ValueError):

@@ -30,7 +30,7 @@ import os
 
 from . import provenance as prov
 from .config import RunConfig
-from .model_spec import load_layer_shape
+from .model_spec import load_layer_shape, spec_from_record_folder
 from .timing import step_summary, summary
 
 SCHEMA_VERSION = 1
@@ -78,7 +78,7 @@ def write_record(out_dir, spec_path, style, timing, *, tokens, seq, layers, phas
         return None
     shape = load_layer_shape(spec_path)
     config = dict(cfg.as_dict(), ep=len(ranks),
-                  model_spec=os.path.relpath(os.path.abspath(spec_path), os.path.abspath(out_dir)),
+                  model_spec=spec_from_record_folder(spec_path, out_dir),
                   implementation="own model",
                   shape={"hidden": shape.hidden, "attention": vars(shape.attention), "experts": shape.experts,
                          "top_k": shape.top_k, "expert_ffn": shape.expert_ffn,

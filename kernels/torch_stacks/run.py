@@ -16,6 +16,7 @@ import torch.distributed as dist
 from .bench import add_traces, model_path, native_builder, run_configs, trace_configs
 from .config import HF_STYLES, MATRICES, NATIVE_STYLES, RunConfig, interleave, matrix
 from .distributed import close_context, init_context
+from .model_spec import spec_from_record_folder
 
 
 def parse_args(argv):
@@ -169,7 +170,7 @@ def main(argv=None):
             for record in records:
                 if args.specs:  # moesim finds a model it does not ship by the record's model_spec
                     spec = model_path(record["config"]["model"], args.specs)
-                    record["config"]["model_spec"] = os.path.relpath(os.path.abspath(spec), os.path.abspath(args.out))
+                    record["config"]["model_spec"] = spec_from_record_folder(spec, args.out)
                 path = write_exclusive(os.path.join(args.out, record["name"] + ".json"), record)
                 if to_trace and to_trace[-1][0] is unit:
                     to_trace[-1][1].append(path)
