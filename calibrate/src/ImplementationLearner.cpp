@@ -468,6 +468,8 @@ LearnedImplementation learn_implementation(const std::vector<TracedStack>& stack
                              std::to_string(stacks.size()) + " trace(s) of " + stacks.front().model.name +
                              " (EP " + std::to_string(stacks.front().ep) + ", " +
                              std::to_string(stacks.front().tokens) + " tokens/rank)";
+  if (std::any_of(stacks.begin(), stacks.end(), [](const TracedStack& s) { return s.step.ops_from_modules; }))
+    p.provenance.description += "; ops read from the traces' module calls (no moesim ranges)";
   bool loops = false;
   std::vector<int> entry_ep;
   for (const TracedStack& s : stacks) {

@@ -56,6 +56,9 @@ TEST(ImplementationLearner, ATraceWithoutARecordGivesItsTokensSequenceAndEp1) {
   EXPECT_EQ(s.tokens, 2048);
   EXPECT_EQ(s.seq, 2048);
   EXPECT_NE(s.read_from_trace.find("tokens 2048, seq 2048"), std::string::npos) << s.read_from_trace;
+  EXPECT_NE(learn_implementation({s}, hw::load_profile("h200"), "plain")
+                .profile.provenance.description.find("module calls"),
+            std::string::npos);
   // moesim's own stack at EP 2 (2 sequences of 128 per rank): the all-to-alls ask for the EP degree
   const std::string ep2 = alone(kTrain, "ep2.trace.json.gz");
   try {
