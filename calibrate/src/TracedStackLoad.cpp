@@ -19,6 +19,8 @@ std::string flag_value(const char* flag, double ms) {
   return out.str();
 }
 
+constexpr std::int64_t kMaxDim = std::int64_t{1} << 30;  // past any real batch, sequence or token count
+
 // Tokens per rank and sequence length of the traced step, from its first layer's forward: the attention
 // kernel's op reads (batch, heads, seq, head_dim); without one (an attention of plain matmuls), the q/k/v
 // projections' rows are the tokens and the sequence is unknown (0).
@@ -29,13 +31,15 @@ std::optional<std::pair<std::int64_t, std::int64_t>> tokens_and_seq(const traces
     for (const traces::TracedItem& item : c.items) {
       if (item.inputs.empty()) continue;
       const auto& x = item.inputs.front();
+      const auto sane = [](std::int64_t d) { return d > 0 && d <= kMaxDim; };
       if (c.op == "attn_core" && x.size() == 4 && item.cpu_op.find("attention") != std::string::npos &&
-          x[0] > 0 && x[2] > 0)
+          sane(x[0]) && sane(x[2]))
         return std::pair{x[0] * x[2], x[2]};
       if (c.op == "attn_qkv" && item.gpu.kind == traces::GpuKind::GEMM && x.size() >= 2 && !from_rows) {
         std::int64_t rows = 1;
-        for (std::size_t i = 0; i + 1 < x.size(); ++i) rows *= x[i];
-        if (rows > 0) from_rows = std::pair{rows, std::int64_t{0}};
+        for (std::size_t i = 0; i + 1 < x.size() && rows > 0; ++i)
+          rows = sane(x[i]) && rows <= kMaxDim ? rows * x[i] : 0;
+        if (rows > 0 && rows <= kMaxDim) from_rows = std::pair{rows, std::int64_t{0}};
       }
     }
   }

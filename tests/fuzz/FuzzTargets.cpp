@@ -20,6 +20,7 @@
 #include "moesim/schedules/Simulation.hpp"
 #include "moesim/sweep/ResultLog.hpp"
 #include "moesim/sweep/SweepSpec.hpp"
+#include "moesim/traces/OpAttribution.hpp"
 #include "moesim/validate/Measured.hpp"
 
 namespace moesim::fuzz {
@@ -99,6 +100,11 @@ void load_kineto_trace(const std::string& text) {
   calibrate_from(inputs);
 }
 
+/** A PyTorch stack's trace, every launch attributed to an op: by moesim's ranges, or by its module calls. */
+void load_torch_trace(const std::string& text) {
+  traces::attribute_step(traces::parse_torch_trace(text, kLabel));
+}
+
 void load_bench_results(const std::string& text) {
   calibrate::CalibrationInputs inputs;
   calibrate::add_bench_document(text, kLabel, inputs.bench);
@@ -148,6 +154,7 @@ const std::vector<FuzzTarget>& fuzz_targets() {
       {"sweep_results_jsonl", load_sweep_results_jsonl},
       {"nccl_tests", load_nccl_tests},
       {"kineto_trace", load_kineto_trace},
+      {"torch_trace", load_torch_trace},
       {"bench_results", load_bench_results},
       {"measured", load_measured},
       {"routing_histogram", load_routing_histogram},
