@@ -1,58 +1,44 @@
 #include "moesim/traces/ModuleRanges.hpp"
 
 #include <algorithm>
-#include <cctype>
-#include <initializer_list>
 #include <map>
 #include <optional>
 #include <string>
 #include <tuple>
 
+#include "TextMatch.hpp"
+
 namespace moesim::traces {
 namespace {
 
-std::string lowered(const std::string& s) {
-  std::string out = s;
-  std::transform(out.begin(), out.end(), out.begin(), [](unsigned char c) { return std::tolower(c); });
-  return out;
-}
+using detail::contains_any;
+using detail::lowered;
 
-bool contains_any(const std::string& text, std::initializer_list<const char*> words) {
-  return std::any_of(words.begin(), words.end(),
-                     [&](const char* w) { return text.find(w) != std::string::npos; });
-}
+// What a module's class name says it is, read once per call.
+struct ModuleClass {
+  bool linear = false, norm = false, attention = false, token_mixer = false;
+  bool shared = false, routed_experts = false, router = false, mlp_like = false;
+};
 
-// nn.Linear and its kin by class name: transformers' Conv1D, Megatron's and TE's parallel linears (a TE
-// linear with a fused input norm is still the projection).
-bool is_linear(const ModuleCall& m) {
-  const std::string& t = m.type;
-  return t == "Linear" || t == "Conv1D" || (t.size() > 6 && t.compare(t.size() - 6, 6, "Linear") == 0);
-}
-bool is_norm(const ModuleCall& m) {
-  return !is_linear(m) && lowered(m.type).find("norm") != std::string::npos;
-}
-bool is_attention(const ModuleCall& m) {
-  return !is_linear(m) && !is_norm(m) && contains_any(lowered(m.type), {"attention", "attn"});
-}
-// A layer's token mixer: attention, or what hybrid models mix tokens with instead (Qwen3-Next's gated
-// DeltaNet, Mamba layers and mixers, short convolutions): moesim's attention op either way.
-bool is_token_mixer(const ModuleCall& m) {
-  return is_attention(m) || (!is_linear(m) && !is_norm(m) &&
-                             contains_any(lowered(m.type), {"mamba", "deltanet", "mixer", "ssm", "shortconv",
-                                                            "rwkv", "retention"}));
-}
-bool is_shared(const ModuleCall& m) {
-  return lowered(m.type).find("shared") != std::string::npos;
-}
-bool is_routed_experts(const ModuleCall& m) {
-  return !is_shared(m) && lowered(m.type).find("expert") != std::string::npos;
-}
-bool is_router(const ModuleCall& m) {
-  return !is_shared(m) && contains_any(lowered(m.type), {"router", "gate", "gating", "topk"});
-}
-bool is_mlp_like(const ModuleCall& m) {
-  return !is_linear(m) &&
-         contains_any(lowered(m.type), {"mlp", "ffn", "feedforward", "feed_forward", "expert"});
+ModuleClass classify(const std::string& type) {
+  const std::string t = lowered(type);
+  ModuleClass c;
+  // nn.Linear and its kin: transformers' Conv1D, Megatron's and TE's parallel linears (a TE linear with a
+  // fused input norm is still the projection).
+  c.linear = type == "Linear" || type == "Conv1D" ||
+             (type.size() > 6 && type.compare(type.size() - 6, 6, "Linear") == 0);
+  c.norm = !c.linear && t.find("norm") != std::string::npos;
+  c.attention = !c.linear && !c.norm && contains_any(t, {"attention", "attn"});
+  // A layer's token mixer: attention, or what hybrid models mix tokens with instead (Qwen3-Next's gated
+  // DeltaNet, Mamba layers and mixers, short convolutions): moesim's attention op either way.
+  c.token_mixer = c.attention ||
+                  (!c.linear && !c.norm &&
+                   contains_any(t, {"mamba", "deltanet", "mixer", "ssm", "shortconv", "rwkv", "retention"}));
+  c.shared = t.find("shared") != std::string::npos;
+  c.routed_experts = !c.shared && t.find("expert") != std::string::npos;
+  c.router = !c.shared && contains_any(t, {"router", "gate", "gating", "topk"});
+  c.mlp_like = !c.linear && contains_any(t, {"mlp", "ffn", "feedforward", "feed_forward", "expert"});
+  return c;
 }
 
 // Module calls nested by time on each thread: a call's children are the calls directly inside it.
@@ -94,7 +80,10 @@ struct Layer {
 
 class RangeBuilder {
  public:
-  explicit RangeBuilder(const TorchTrace& trace) : trace_(trace), calls_(trace.modules), tree_(calls_) {}
+  explicit RangeBuilder(const TorchTrace& trace) : trace_(trace), calls_(trace.modules), tree_(calls_) {
+    kinds_.reserve(calls_.size());
+    for (const ModuleCall& c : calls_) kinds_.push_back(classify(c.type));
+  }
 
   std::vector<Range> build() {
     std::optional<Range> window;
@@ -143,7 +132,7 @@ class RangeBuilder {
     for (std::size_t i = 0; i < forward.size(); ++i) add_layer(static_cast<int>(i), forward[i]);
     if (parent != kNone)
       for (std::size_t c : tree_.children(parent))
-        if (calls_[c].ts_us >= last.end_us() && is_norm(calls_[c]))
+        if (calls_[c].ts_us >= last.end_us() && kinds_[c].norm)
           add_op(static_cast<int>(forward.size()) - 1, "final_norm", c);
     std::stable_sort(out_.begin(), out_.end(), [](const Range& a, const Range& b) {
       return a.ts_us != b.ts_us ? a.ts_us < b.ts_us : a.dur_us > b.dur_us;
@@ -170,11 +159,12 @@ class RangeBuilder {
   std::optional<Layer> as_layer(std::size_t call) const {
     const auto& kids = tree_.children(call);
     for (std::size_t a = 0; a < kids.size(); ++a) {
-      if (!is_token_mixer(calls_[kids[a]])) continue;
+      if (!kinds_[kids[a]].token_mixer) continue;
       std::optional<std::size_t> mlp;
       for (std::size_t m = a + 1; m < kids.size(); ++m) {
-        const ModuleCall& k = calls_[kids[m]];
-        if (!is_norm(k) && !is_token_mixer(k) && (!mlp || k.dur_us > calls_[kids[*mlp]].dur_us)) mlp = m;
+        const ModuleClass& k = kinds_[kids[m]];
+        if (!k.norm && !k.token_mixer && (!mlp || calls_[kids[m]].dur_us > calls_[kids[*mlp]].dur_us))
+          mlp = m;
       }
       if (!mlp) return std::nullopt;
       return Layer{call, a, *mlp};
@@ -189,7 +179,7 @@ class RangeBuilder {
         add_attention(layer, kids[i]);
       } else if (i == l.mlp) {
         add_mlp(layer, kids[i]);
-      } else if (is_norm(calls_[kids[i]])) {
+      } else if (kinds_[kids[i]].norm) {
         add_op(layer, i < l.attention ? "attn_norm" : "mlp_norm", kids[i]);
       }
     }
@@ -199,7 +189,7 @@ class RangeBuilder {
     add_op(layer, "attention", call);
     std::vector<std::size_t> linears;
     for (std::size_t c : tree_.children(call))
-      if (is_linear(calls_[c])) linears.push_back(c);
+      if (kinds_[c].linear) linears.push_back(c);
     if (linears.empty()) return;
     add_op(layer, "attn_out", linears.back());
     linears.pop_back();
@@ -210,41 +200,40 @@ class RangeBuilder {
       const auto w = input_width(calls_[c]);
       if (width && w && *w != *width) reads_input = false;
     }
-    if (!reads_input || !is_attention(calls_[call])) return;
+    if (!reads_input || !kinds_[call].attention) return;
     for (std::size_t c : tree_.children(call))
-      if (is_norm(calls_[c])) add_op(layer, "qk_norm", c);
+      if (kinds_[c].norm) add_op(layer, "qk_norm", c);
   }
 
   void add_mlp(int layer, std::size_t call) {
     const auto& kids = tree_.children(call);
     std::vector<std::size_t> routed, gate, shared;
     for (std::size_t c : kids)
-      if (is_routed_experts(calls_[c])) routed.push_back(c);
+      if (kinds_[c].routed_experts) routed.push_back(c);
     if (routed.empty()) {  // experts as a list of MLPs called in a loop, else one grouped MLP
       std::map<std::string, std::vector<std::size_t>> by_type;
       for (std::size_t c : kids)
-        if (is_mlp_like(calls_[c]) && !is_shared(calls_[c])) by_type[calls_[c].type].push_back(c);
+        if (kinds_[c].mlp_like && !kinds_[c].shared) by_type[calls_[c].type].push_back(c);
       for (const auto& [type, list] : by_type)
         if (list.size() >= 2 && list.size() > routed.size()) routed = list;
       if (routed.empty())
         for (std::size_t c : kids)
-          if (is_mlp_like(calls_[c]) && !is_shared(calls_[c])) {
+          if (kinds_[c].mlp_like && !kinds_[c].shared) {
             routed.push_back(c);
             break;
           }
     }
     for (std::size_t c : kids)
-      if (is_router(calls_[c]) && std::find(routed.begin(), routed.end(), c) == routed.end())
-        gate.push_back(c);
+      if (kinds_[c].router && std::find(routed.begin(), routed.end(), c) == routed.end()) gate.push_back(c);
     if (gate.empty() && routed.empty()) {  // a dense MLP: its first linear is a gate projection, not a router
       add_op(layer, "dense_ffn", call);
       return;
     }
-    if (gate.empty() && is_linear(calls_[kids.front()]) &&
+    if (gate.empty() && kinds_[kids.front()].linear &&
         calls_[kids.front()].ts_us < calls_[routed.front()].ts_us)
       gate.push_back(kids.front());
     for (std::size_t c : kids)
-      if ((is_shared(calls_[c]) || is_mlp_like(calls_[c])) &&
+      if ((kinds_[c].shared || kinds_[c].mlp_like) &&
           std::find(routed.begin(), routed.end(), c) == routed.end() &&
           std::find(gate.begin(), gate.end(), c) == gate.end())
         shared.push_back(c);
@@ -287,6 +276,7 @@ class RangeBuilder {
 
   const TorchTrace& trace_;
   const std::vector<ModuleCall>& calls_;
+  std::vector<ModuleClass> kinds_;  // of each call
   CallTree tree_;
   std::int64_t tid_ = 0;
   std::vector<Range> out_;

@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 
+#include "TextMatch.hpp"
 #include "moesim/common/Error.hpp"
 #include "moesim/common/JsonReader.hpp"
 #include "moesim/traces/TraceFile.hpp"
@@ -14,15 +15,8 @@
 namespace moesim::traces {
 namespace {
 
-std::string lower(std::string text) {
-  std::transform(text.begin(), text.end(), text.begin(), [](unsigned char c) { return std::tolower(c); });
-  return text;
-}
-
-bool contains_any(const std::string& text, std::initializer_list<const char*> words) {
-  return std::any_of(words.begin(), words.end(),
-                     [&](const char* w) { return text.find(w) != std::string::npos; });
-}
+using detail::contains_any;
+using detail::lowered;
 
 // Input limits (docs/limits.md): no event lasts an hour.
 constexpr double kMaxDurationUs = 3.6e9;
@@ -186,7 +180,7 @@ bool HostCall::is_sync() const {
 }
 
 GpuKind kernel_kind(const std::string& name) {
-  const std::string n = lower(name);
+  const std::string n = lowered(name);
   if (contains_any(n, {"nccl", "rccl"})) return GpuKind::NCCL;
   if (contains_any(n, {"flash", "fmha", "sdpa", "attention"})) return GpuKind::ATTENTION;
   // CUTLASS's grouped GEMM is preceded by a small kernel that lays out the problem sizes: not a GEMM.
