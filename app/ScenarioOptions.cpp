@@ -13,10 +13,9 @@ void add_scenario_options(CLI::App& sub, ScenarioOptions& o) {
   sub.add_option("--hw", o.hw, "Hardware profile: a shipped name (moesim list hw) or a JSON file")
       ->capture_default_str();
   sub.add_option("--schedule", o.schedule, "Schedule family (moesim list schedules)")->capture_default_str();
-  sub.add_option(
-         "--phase", o.phase,
-         "forward | train (forward+backward) | prefill | decode (--tokens or --mbs sequences per rank, "
-         "one new token each, after --kv-len cached keys)")
+  sub.add_option("--phase", o.phase,
+                 "forward (training's, autograd recorded) | train (forward+backward) | prefill | decode "
+                 "(--tokens or --mbs sequences per rank, one new token each, after --kv-len cached keys)")
       ->capture_default_str();
   sub.add_option("--moe-comm", o.moe_comm, "alltoall (Dispatch+Combine) | allreduce (vLLM style)")
       ->capture_default_str();

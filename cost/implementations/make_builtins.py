@@ -59,12 +59,17 @@ of such a stack:
   - GPU time of index_add_ (the scatter-add into token order): kernels/tools/torch_index_add_rates.py (INDEX_ADD)
     times it against a dense add of as many elements on a GPU; its atomic additions in bf16 run several times
     slower than streaming, so the step moves the dense add's bytes times the median ratio (its backward, a
-    gather, streams).
+    gather, streams);
+  - host time to free a forward's autograd graph where a forward runs without a backward (`--phase forward`):
+    kernels/tools/torch_graph_free.py (GRAPH_FREE) times the free of chains of elementwise ops and of linear +
+    SiLU layers on a GPU host; `host.graph_free_us_per_launch` is the median over its CUDA runs' cases of the
+    microseconds per node, each forward launch taken as one node.
 
     python3 cost/implementations/make_builtins.py DISPATCH.json LAUNCH.json MEASUREMENTS.json... OUT_DIR
 
 MEASUREMENTS are torch_host_costs, torch_step_context, torch_op_context (or torch_collective_context),
-torch_index_add_rates, torch_elementwise_paths and torch_host_jitter records, told apart by their `tool` key.
+torch_index_add_rates, torch_elementwise_paths, torch_host_jitter, torch_grouped_mm_bench and torch_graph_free
+records, told apart by their `tool` key.
 """
 import json
 import math
@@ -153,6 +158,15 @@ def rank_spread(records):
         sys.exit("make_builtins: no torch_host_jitter run of more than one process among the measurements")
     e = {n: expected_max_of_normals(n) for n, _ in runs}
     return round(sum(excess * e[n] for n, excess in runs) / sum(e[n] ** 2 for n, _ in runs), 3)
+
+
+def graph_free_us(records):
+    """Microseconds per autograd node to free a forward's graph on a GPU host: the median over the CUDA runs' cases
+    (chains that save nothing, linear layers that save their inputs) of each case's median over rounds."""
+    per_node = [c["us_per_node_p50"] for r in records if r["device"] == "cuda" for c in r["results"]]
+    if not per_node:
+        sys.exit("make_builtins: no CUDA run of torch_graph_free among the measurements")
+    return round(statistics.median(per_node), 3)
 
 
 PATH_MIN_ROWS = 16384  # below, a case is short enough for launch latency to blur the path's streaming rate
@@ -656,7 +670,8 @@ def profile(name, style, c, inputs, description, model_ops=False):
         "schema_version": 1, "kind": "moesim-implementation-profile", "name": name,
         "provenance": {"source": "built-in", "description": description, "hw_profile": "h100",
                        "date": inputs["date"], "traces": []},
-        "host": {"cpu_model": inputs["cpu_model"], "rank_spread": inputs["rank_spread"]},
+        "host": {"cpu_model": inputs["cpu_model"], "rank_spread": inputs["rank_spread"],
+                 "graph_free_us_per_launch": inputs["graph_free_us"]},
         "ops": ops,
         "collectives": {n: {"host_us": launch_all_to_all} for n in ("dispatch", "combine", "dispatch.bwd", "combine.bwd")},
     }
@@ -679,12 +694,12 @@ def main():
     paths = measurements.get("moesim-torch-elementwise-paths", [])
     jitters = measurements.get("moesim-torch-host-jitter", [])
     grouped_mms = measurements.get("moesim-torch-grouped-mm-bench", [])
-    if not host_costs or not contexts or not collectives or not index_adds or not paths or not jitters or \
-            not grouped_mms or len(host_costs) + len(contexts) + len(collectives) + len(index_adds) + len(paths) + \
-            len(jitters) + len(grouped_mms) != len(measurement_files):
+    graph_frees = measurements.get("moesim-torch-graph-free", [])
+    kinds = (host_costs, contexts, collectives, index_adds, paths, jitters, grouped_mms, graph_frees)
+    if not all(kinds) or sum(len(k) for k in kinds) != len(measurement_files):
         sys.exit("make_builtins: MEASUREMENTS must be torch_host_costs, torch_step_context, torch_op_context, "
-                 "torch_index_add_rates, torch_elementwise_paths, torch_host_jitter and torch_grouped_mm_bench "
-                 "records, at least one of each")
+                 "torch_index_add_rates, torch_elementwise_paths, torch_host_jitter, torch_grouped_mm_bench and "
+                 "torch_graph_free records, at least one of each")
     c = Costs(host, launch_results, exchange_costs([r for _, r in host_costs]),
               step_context([r for _, r in contexts]), collective_context([r for _, r in collectives]),
               index_add_slowdown([r for _, r in index_adds]), elementwise_paths([r for _, r in paths]),
@@ -694,7 +709,8 @@ def main():
     gpu_hosts = sorted({r.get("cpu_model", "") for _, r in host_costs + contexts + collectives} - {""})
     inputs = {"cpu_model": f"{dispatch['cpu_model']} (op dispatch); {', '.join(gpu_hosts)} (host work beside "
                            f"launches, step and collective context)", "date": dispatch["date_utc"][:10],
-              "rank_spread": rank_spread([r for _, r in jitters])}
+              "rank_spread": rank_spread([r for _, r in jitters]),
+              "graph_free_us": graph_free_us([r for _, r in graph_frees])}
     sources = (f"host: {os.path.basename(sys.argv[1])} (torch_dispatch_bench, torch {dispatch['torch']}, "
                f"{dispatch['cpu_model']}) + launch_bench launch_host {c.launch_alone:.2f} us, round trip beyond a launch "
                f"{c.notice:.2f} us ({launch['gpus'][0]['name']}); "
@@ -710,7 +726,9 @@ def main():
                f"{c.index_add_slowdown:.2f}x a dense add's ({', '.join(n for n, _ in index_adds)}, torch_index_add_rates, "
                f"{index_adds[0][1]['gpu']}); ranks' host speed spread {inputs['rank_spread']:.3f} ("
                f"{len([r for _, r in jitters if r['processes'] > 1])} multi-process runs of torch_host_jitter, "
-               f"{jitters[0][1]['cpu_model']}); generic-path elementwise ops (broadcast or strided operands) "
+               f"{jitters[0][1]['cpu_model']}); a forward's autograd graph freed at {inputs['graph_free_us']} us per "
+               f"forward launch ({', '.join(n for n, r in graph_frees if r['device'] == 'cuda')}, torch_graph_free, "
+               f"{graph_frees[0][1]['cpu_model']}); generic-path elementwise ops (broadcast or strided operands) "
                f"at {min(p['GB_per_s'] for p in c.paths.values() if p['capped'])}-"
                f"{max(p['GB_per_s'] for p in c.paths.values() if p['capped'])} GB/s on any GPU, "
                f"{sum(p['capped'] for p in c.paths.values())} of {len(c.paths)} ops measured (the rest with the memory "

@@ -281,6 +281,11 @@ std::optional<double> ImplementationProfile::collective_host(const std::string& 
   return it->second;
 }
 
+double ImplementationProfile::graph_free_us() const {
+  if (graph_free_us_per_launch > 0 || !base) return graph_free_us_per_launch;
+  return base->graph_free_us();
+}
+
 ImplementationProfile fused_implementation() {
   ImplementationProfile p;
   p.name = kFused;
@@ -336,6 +341,8 @@ ImplementationProfile implementation_from_json(const nlohmann::json& document, c
   p.host_cpu = host.string("cpu_model");
   if (host.has("rank_spread")) p.rank_spread = bounded(host, "rank_spread", 0, 1, true);
   if (host.has("probe_us")) p.host_probe_us = bounded(host, "probe_us", 0, 1e6, false);
+  if (host.has("graph_free_us_per_launch"))
+    p.graph_free_us_per_launch = bounded(host, "graph_free_us_per_launch", 0, kMaxMicroseconds, true);
   host.finish();
   for (JsonObject& e : top.object_array("ops")) p.ops.push_back(read_entry(std::move(e)));
   for (std::size_t i = 0; i < p.ops.size(); ++i) {
@@ -373,6 +380,7 @@ nlohmann::json implementation_to_json(const ImplementationProfile& p) {
   j["host"] = {{"cpu_model", p.host_cpu}};
   if (p.rank_spread > 0) j["host"]["rank_spread"] = p.rank_spread;
   if (p.host_probe_us > 0) j["host"]["probe_us"] = p.host_probe_us;
+  if (p.graph_free_us_per_launch > 0) j["host"]["graph_free_us_per_launch"] = p.graph_free_us_per_launch;
   nlohmann::json ops = nlohmann::json::array();
   for (const ImplOpEntry& e : p.ops) {
     nlohmann::json entry = {{"op", models::to_string(e.op)}, {"pass", name_of(kPassNames, e.pass)}};

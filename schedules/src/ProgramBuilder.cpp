@@ -143,6 +143,7 @@ void ProgramBuilder::begin_rank(int rank) {
   pending_waits_.clear();
   deferred_.clear();
   last_compute_ = NO_OP;
+  forward_launches_ = 0;
   if (hierarchical_here() && s_.parallel.ep > s_.hw.node.gpus_per_node) {
     program_.set_streams(rank, {"compute", "comm", "comm.nvlink"});
   } else {
@@ -281,6 +282,7 @@ OpId ProgramBuilder::compute(int layer, const std::string& tag, LayerOp op, Pass
     if (!first) deps.clear();
     first = false;
     flops_[rank_] += k.flops;
+    forward_launches_ += pass == Pass::FORWARD;
     last = program_.add_kernel(rank_, COMPUTE, prefix + k.name, category(op), k.work, k.launch_ns * scale,
                                deps, origin);
   }
@@ -365,6 +367,15 @@ void ProgramBuilder::host_sync(int layer, OpId op) {
   if (op == NO_OP || (s_.impl && !s_.impl->is_fused())) return;
   program_.add_host_op(rank_, layer_prefix(layer) + "split_sizes_to_host", "host_sync", launch_ns_, {op},
                        origin(layer, false, "split_sizes_to_host"));
+}
+
+OpId ProgramBuilder::free_forward_graph(int layer) {
+  const double per_launch_us = s_.impl ? s_.impl->graph_free_us() : 0;
+  if (per_launch_us <= 0 || forward_launches_ == 0) return NO_OP;
+  // After the forward, as the backward's host costs: no collective waits on it, so no straggle factor.
+  const double ns = per_launch_us * 1e3 * static_cast<double>(forward_launches_) * backward_host_scale_;
+  return program_.add_host_op(rank_, layer_prefix(layer) + "autograd_graph_free", "host", ns, {},
+                              origin(layer, false, "autograd_graph_free"));
 }
 
 sim::CollectiveSpec ProgramBuilder::spec(int layer, Comm which) const {

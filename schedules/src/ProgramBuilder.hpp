@@ -120,6 +120,12 @@ class ProgramBuilder {
    * implementation profile: its steps carry the stack's own host syncs.
    */
   void host_sync(int layer, OpId op);
+  /**
+   * @brief The end of a forward that records autograd and runs no backward (`--phase forward`): dropping its
+   * output frees the graph, host time per forward launch of this rank (the implementation profile's
+   * graph_free_us; nothing without one). Named after `layer`, the last one. Returns the host op, or NO_OP.
+   */
+  OpId free_forward_graph(int layer);
 
   /**
    * @brief Sequence parallelism's TP collectives around a tensor-parallel block (`block`: "attn" or an MLP's
@@ -210,6 +216,7 @@ class ProgramBuilder {
   std::vector<OpId> pending_waits_;
   OpId last_compute_ = NO_OP;
   std::map<int, double> flops_;
+  long forward_launches_ = 0;  ///< of the current rank: the autograd graph's nodes a forward leaves
   std::map<std::string, int> collectives_;  ///< by name, so all ranks join the same one
 };
 

@@ -136,6 +136,23 @@ TEST(ImplementationProfile, HostProbeIsPositiveWhereGiven) {
   EXPECT_NE(error_of(document).find("/host/probe_us"), std::string::npos);
 }
 
+// The graph's free per forward launch round-trips, >= 0; a learned profile without one takes its base's.
+TEST(ImplementationProfile, GraphFreeComesFromTheProfileElseItsBase) {
+  auto document = expert_loop_profile();
+  EXPECT_EQ(implementation_from_json(document, "p.json").graph_free_us(), 0);
+  document["host"]["graph_free_us_per_launch"] = 1.25;
+  EXPECT_EQ(implementation_to_json(
+                implementation_from_json(document, "p.json"))["host"]["graph_free_us_per_launch"],
+            1.25);
+  document["host"]["graph_free_us_per_launch"] = -1;
+  EXPECT_NE(error_of(document).find("/host/graph_free_us_per_launch"), std::string::npos);
+  document["host"].erase("graph_free_us_per_launch");
+  document["base"] = "eager";
+  const ImplementationProfile learned = implementation_from_json(document, "p.json");
+  EXPECT_GT(learned.graph_free_us(), 0);
+  EXPECT_EQ(learned.graph_free_us(), load_implementation("eager").graph_free_us_per_launch);
+}
+
 TEST(ImplementationProfile, RoundTripsThroughJson) {
   const ImplementationProfile p = implementation_from_json(expert_loop_profile(), "p.json");
   const ImplementationProfile back = implementation_from_json(implementation_to_json(p), "back.json");

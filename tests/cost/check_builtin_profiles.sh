@@ -12,7 +12,8 @@ python3 "$root/cost/implementations/make_builtins.py" "$cal/2026-11-26-cpu-torch
   "$cal"/2026-11-27-nvidia-h100-index-add/index-add-*.json \
   "$cal"/2026-11-27-nvidia-h*-elementwise-paths/elementwise-paths-*.json \
   "$cal"/2026-11-27-nvidia-h200-x4-host-jitter/host-jitter-*.json \
-  "$cal/2026-11-28-nvidia-h200-torch-grouped-mm-2/grouped_mm.json" "$out"
+  "$cal/2026-11-28-nvidia-h200-torch-grouped-mm-2/grouped_mm.json" \
+  "$cal"/2026-11-29-nvidia-h200-graph-free/graph-free-cuda-*.json "$out"
 for name in eager grouped hf-eager hf-grouped_mm; do
   diff -q "$root/cost/implementations/$name.json" "$out/$name.json" ||
     { echo "cost/implementations/$name.json differs from make_builtins.py's output (see its docstring)"; exit 1; }

@@ -402,6 +402,54 @@ TEST(Straggle, RankSpreadSlowsHostBoundRanksThatMeet) {
   EXPECT_LE(ratio, cost::straggle_factor(0.2, 2) + 1e-9);  // 1.113: the GPU's part does not grow
 }
 
+// A forward that records autograd and runs no backward frees its graph when its output goes: host time per
+// forward launch (the profile's graph_free_us_per_launch) after the last forward op. A training step frees it
+// during its backward, prefill records no graph, and the fused runner none at all.
+TEST(GraphFree, AForwardAloneEndsByFreeingItsGraph) {
+  const auto run = [](Phase phase, const std::string& impl, double per_launch_us) {
+    Scenario s = training("regular", phase, 2, 64);
+    s.parallel.ep = 1;
+    s.workload.tokens = 64;  // a few tokens: the host sets the pace
+    auto profile = std::make_shared<cost::ImplementationProfile>(cost::load_implementation(impl));
+    if (per_launch_us >= 0) profile->graph_free_us_per_launch = per_launch_us;
+    s.impl = profile;
+    return simulate(s);
+  };
+  struct Free {
+    sim::OpKind kind;
+    int layer;
+    double host_ns;
+  };
+  const auto frees = [](const SimulationResult& r) {
+    std::vector<Free> out;
+    for (const auto& op : r.program->ops())
+      if (op.rank == 0 && op.name.ends_with("autograd_graph_free"))
+        out.push_back({op.kind, op.origin.layer, op.host_ns});
+    return out;
+  };
+  const SimulationResult forward = run(Phase::FORWARD, "grouped", 50.0);
+  int launches = 0;
+  for (const auto& op : forward.program->ops())
+    launches += op.rank == 0 && op.kind == sim::OpKind::KERNEL && !op.origin.backward;
+  ASSERT_GT(launches, 20);
+  const auto free = frees(forward);
+  ASSERT_EQ(free.size(), 1u);
+  EXPECT_EQ(free.front().kind, sim::OpKind::HOST);
+  EXPECT_EQ(free.front().layer, 1);
+  EXPECT_NEAR(free.front().host_ns, 50e3 * launches, 1e-6);
+  // The host's, after its last launch: the step ends that much later, less what the GPU still had to run.
+  const double longer_ms = forward.step_ms - run(Phase::FORWARD, "grouped", 1e-9).step_ms;
+  EXPECT_LE(longer_ms, 50e-3 * launches + 1e-9);
+  EXPECT_GT(longer_ms, 0.9 * 50e-3 * launches);
+  // the shipped profiles carry the measured cost (torch_graph_free: 0.4-1.7 us per node on a GPU host)
+  const auto shipped = frees(run(Phase::FORWARD, "hf-eager", -1));
+  ASSERT_EQ(shipped.size(), 1u);
+  EXPECT_GT(shipped.front().host_ns, 0);
+  EXPECT_TRUE(frees(run(Phase::TRAIN, "grouped", 2.0)).empty());
+  EXPECT_TRUE(frees(run(Phase::PREFILL, "grouped", 2.0)).empty());
+  EXPECT_TRUE(frees(simulate(training("regular", Phase::FORWARD, 2, 64))).empty());
+}
+
 // A model's own ops around its layers run once per step, and only where the implementation profile says the
 // stack runs them: transformers' models prepare positions, mask and rotary tables before the first layer and
 // normalize after the last; the in-tree runner and layer-only profiles run neither.

@@ -486,6 +486,8 @@ BuiltProgram build_foldmoe(const Scenario& s, FoldStyle style) {
     for (int l = 0; l < layers; ++l) emit.forward(l);
     if (s.workload.phase == Phase::TRAIN) {
       for (int l = layers - 1; l >= 0; --l) emit.backward(l);
+    } else {
+      b.free_forward_graph(layers - 1);
     }
   }
   out.flops_rank0 = b.flops(0);

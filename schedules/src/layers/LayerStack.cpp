@@ -140,6 +140,7 @@ BuiltProgram build_layer_stack(const Scenario& s, bool farskip) {
       alltoall_forward(b, modes, sync, all_layers(modes));
       if (s.workload.phase == Phase::TRAIN) alltoall_backward(b, modes, all_layers(modes));
     }
+    if (s.workload.phase == Phase::FORWARD) b.free_forward_graph(layers - 1);
   }
   out.flops_rank0 = b.flops(0);
   out.layers = layers;

@@ -211,6 +211,13 @@ struct ImplementationProfile {
    * this profile's host costs at speed host_probe_us / P.
    */
   double host_probe_us = 0;
+  /**
+   * @brief Host time to free a forward's autograd graph, per forward kernel launch (each launch taken as one
+   * graph node), paid once when a forward that records autograd ends with no backward (`--phase forward`:
+   * dropping its output frees the whole graph; a backward frees it as it goes). 0: the base's, else none
+   * (the fused runner records no graph). data/calibration/2026-11-29-nvidia-h200-graph-free.
+   */
+  double graph_free_us_per_launch = 0;
   /** @brief Per (op, pass) entries; an op without one keeps the fused inventory. */
   std::vector<ImplOpEntry> ops;
   /** @brief Host time to launch a collective, by name ("dispatch", "combine", "dispatch.bwd", "combine.bwd").
@@ -232,6 +239,8 @@ struct ImplementationProfile {
    * one for any type; nullptr when the profile has none (the op keeps the fused inventory).
    */
   const ImplOpEntry* find(models::LayerOp op, ImplPass pass, models::AttentionType attention) const;
+  /** @brief graph_free_us_per_launch, or the base's where this profile gives none (0: none). */
+  double graph_free_us() const;
   /** @brief Host time to launch `collective` ("dispatch"...), when the profile gives one. */
   std::optional<double> collective_host(const std::string& collective) const;
 };
