@@ -9,10 +9,14 @@ the graph as its backward goes. This tool times the free on its own:
   - chain: N distinct shape-preserving elementwise ops on an [8, 16] tensor (the host probe's kind of op);
   - linear: N bias-free linear layers with a SiLU between each, [rows, width] activations, so each node saves
     tensors of the size asked for (the caching allocator takes them back);
+  - experts_loop: transformers' eager experts (a loop over the experts hit: rows gathered by index, a slice of the
+    fused gate/up weight, SiLU times up, the down projection, the routing weight, index_add_ into token order) on
+    balanced top-k routing, the widths asked for: the graph a loop over experts leaves;
 each built with autograd recording, then `del` of its output timed on the host (the device synchronised before),
-rounds alternating the cases; the host probe (kernels/torch_stacks/host_probe.py) after every round. Per case the
-record has the median and minimum over rounds of the microseconds per autograd node, and the median per node
-over the round's probe.
+rounds alternating the cases; the host probe (kernels/torch_stacks/host_probe.py) after every round. Nodes are
+counted by walking the graph from the output (leaves' AccumulateGrad left out), kernel launches on CUDA by the
+profiler over one build. Per case the record has the median and minimum over rounds of the microseconds per
+autograd node, the median per node over the round's probe, and per launch.
 
     python3 kernels/tools/torch_graph_free.py --device cuda --out graph-free.json
 """
@@ -56,6 +60,48 @@ def linear_case(device, nodes, rows, width, dtype):
     return build, 2 * len(layers)  # a linear (mm) node and a SiLU node per layer
 
 
+def experts_loop_case(device, experts, top_k, tokens, hidden, ffn, dtype):
+    gate_up = torch.randn(experts, 2 * ffn, hidden, device=device, dtype=dtype, requires_grad=True)
+    down = torch.randn(experts, hidden, ffn, device=device, dtype=dtype, requires_grad=True)
+    x = torch.randn(tokens, hidden, device=device, dtype=dtype, requires_grad=True)
+    weights = torch.rand(tokens, top_k, device=device, dtype=dtype, requires_grad=True)
+    chosen = (torch.arange(tokens, device=device)[:, None] * top_k + torch.arange(top_k, device=device)) % experts
+    expert_mask = torch.nn.functional.one_hot(chosen, experts).permute(2, 1, 0)
+
+    def build():
+        out = torch.zeros_like(x)
+        for e in range(experts):
+            top_k_pos, token_idx = torch.where(expert_mask[e])
+            gate, up = torch.nn.functional.linear(x[token_idx], gate_up[e]).chunk(2, dim=-1)
+            h = torch.nn.functional.linear(torch.nn.functional.silu(gate) * up, down[e])
+            out.index_add_(0, token_idx, h * weights[token_idx, top_k_pos, None])
+        return out
+    return build, count_nodes(build)
+
+
+def count_nodes(build):
+    """Autograd nodes of build()'s graph, its leaves' AccumulateGrad left out."""
+    seen, stack = set(), [build().grad_fn]
+    while stack:
+        node = stack.pop()
+        if node is None or node in seen:
+            continue
+        seen.add(node)
+        stack.extend(n for n, _ in node.next_functions)
+    return sum(1 for n in seen if type(n).__name__ != "AccumulateGrad")
+
+
+def count_launches(build, device):
+    """Kernel launches of one build() on CUDA (None on the CPU)."""
+    if device.type != "cuda":
+        return None
+    with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU]) as prof:
+        y = build()
+        del y
+    # cudaLaunchKernel, cudaLaunchKernelExC, and cuBLASLt's cuLaunchKernelEx
+    return sum(1 for e in prof.events() if e.name.startswith("cu") and "LaunchKernel" in e.name)
+
+
 def time_free(build, sync):
     """Host microseconds to drop the output of build() (its graph with it)."""
     y = build()
@@ -72,6 +118,8 @@ def main():
     p.add_argument("--nodes", default="256,1024,4096", help="graph sizes (autograd nodes) of the chain cases")
     p.add_argument("--linear", default="8x64,2048x1024",
                    help="ROWSxWIDTH of the linear cases' activations (512 nodes each)")
+    p.add_argument("--experts", default="64x8x2048x2048x1024",
+                   help="EXPERTSxTOP_KxTOKENSxHIDDENxFFN of the experts_loop case (OLMoE's widths); empty: none")
     p.add_argument("--out", required=True)
     args = p.parse_args()
     device = torch.device(args.device)
@@ -81,6 +129,9 @@ def main():
     for shape in filter(None, args.linear.split(",")):
         rows, width = (int(v) for v in shape.split("x"))
         cases[f"linear_512_{rows}x{width}"] = linear_case(device, 512, rows, width, dtype)
+    if args.experts:
+        experts, top_k, tokens, hidden, ffn = (int(v) for v in args.experts.split("x"))
+        cases[f"experts_loop_{experts}x{top_k}"] = experts_loop_case(device, experts, top_k, tokens, hidden, ffn, dtype)
     probe = make_probe(device)
     for build, _ in cases.values():  # first calls load kernels and set up autograd
         time_free(build, sync)
@@ -93,10 +144,13 @@ def main():
     results = []
     for name, (build, nodes) in cases.items():
         per_probe = [s / q for s, q in zip(samples[name], probes)]
-        results.append({"case": name, "nodes": nodes, "us_per_node_p50": statistics.median(samples[name]),
-                        "us_per_node_min": min(samples[name]), "probes_per_node_p50": statistics.median(per_probe),
-                        "us_per_node": samples[name]})
-        print(f"{name:<24} {nodes:>5} nodes: {results[-1]['us_per_node_p50']:.3f} us per node "
+        launches = count_launches(build, device)
+        results.append({"case": name, "nodes": nodes, "launches": launches,
+                        "us_per_node_p50": statistics.median(samples[name]), "us_per_node_min": min(samples[name]),
+                        "probes_per_node_p50": statistics.median(per_probe), "us_per_node": samples[name]})
+        if launches:
+            results[-1]["us_per_launch_p50"] = statistics.median(samples[name]) * nodes / launches
+        print(f"{name:<24} {nodes:>5} nodes, {launches} launches: {results[-1]['us_per_node_p50']:.3f} us per node "
               f"({results[-1]['probes_per_node_p50']:.3f} probes)", flush=True)
     record = record_header("moesim-torch-graph-free", device=args.device, rounds=args.rounds,
                            host_probe_us=probes, host_probe_us_p50=statistics.median(probes), results=results)
