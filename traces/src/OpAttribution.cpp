@@ -43,6 +43,14 @@ std::optional<LayerRange> layer_range(const Range& r) {
   return LayerRange{&r, std::stoi(digits), *op, name == kQkNormRange};
 }
 
+// Those of `ranges` that are moesim's layer ranges, in their order.
+std::vector<LayerRange> layer_ranges_of(const std::vector<Range>& ranges) {
+  std::vector<LayerRange> out;
+  for (const Range& r : ranges)
+    if (auto lr = layer_range(r)) out.push_back(*lr);
+  return out;
+}
+
 // The innermost range of `ranges` on thread `tid` that holds time `t`.
 const LayerRange* innermost(const std::vector<LayerRange>& ranges, std::int64_t tid, double t) {
   const LayerRange* best = nullptr;
@@ -96,9 +104,11 @@ class Attributor {
   explicit Attributor(const TorchTrace& trace) : trace_(trace) {
     // A trace without moesim's ranges (a user's own) has its ops read from its module hierarchy, if it has
     // one.
-    const bool marked = std::any_of(trace.ranges.begin(), trace.ranges.end(),
-                                    [](const Range& r) { return layer_range(r).has_value(); });
-    if (!marked) module_ranges_ = op_ranges_from_modules(trace);
+    std::vector<LayerRange> layer_ranges = layer_ranges_of(trace.ranges);
+    if (layer_ranges.empty()) {
+      module_ranges_ = op_ranges_from_modules(trace);
+      layer_ranges = layer_ranges_of(module_ranges_);
+    }
     out_.ops_from_modules = !module_ranges_.empty();
     const std::vector<Range>& ranges = out_.ops_from_modules ? module_ranges_ : trace.ranges;
     const Range* step = nullptr;
@@ -120,12 +130,10 @@ class Attributor {
       end_ = trace.calls.empty() ? 0 : trace.calls.back().ts_us + trace.calls.back().dur_us;
       out_.host_us = end_ - begin_;
     }
-    for (const Range& r : ranges) {
-      if (r.ts_us < begin_ || r.ts_us > end_) continue;
-      if (auto lr = layer_range(r)) {
-        ranges_.push_back(*lr);
-        out_.layers = std::max(out_.layers, lr->layer + 1);
-      }
+    for (const LayerRange& lr : layer_ranges) {
+      if (lr.range->ts_us < begin_ || lr.range->ts_us > end_) continue;
+      ranges_.push_back(lr);
+      out_.layers = std::max(out_.layers, lr.layer + 1);
     }
     add_forward_gaps();
     for (const GpuEvent& g : trace.gpu)
