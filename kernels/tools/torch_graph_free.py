@@ -12,6 +12,9 @@ the graph as its backward goes. This tool times the free on its own:
   - experts_loop: transformers' eager experts (a loop over the experts hit: rows gathered by index, a slice of the
     fused gate/up weight, SiLU times up, the down projection, the routing weight, index_add_ into token order) on
     balanced top-k routing, the widths asked for: the graph a loop over experts leaves;
+  - stack: a forward of kernels/torch_stacks' stack of a model and style (`--stack MODEL:STYLE`, 2 layers,
+    2,048 tokens, balanced routing; `:SCALE` divides its widths), the graph a reference stack's forward record
+    frees after its forward returns;
 each built with autograd recording, then `del` of its output timed on the host (the device synchronised before),
 rounds alternating the cases; the host probe (kernels/torch_stacks/host_probe.py) after every round. Nodes are
 counted by walking the graph from the output (leaves' AccumulateGrad left out), kernel launches on CUDA by the
@@ -79,6 +82,27 @@ def experts_loop_case(device, experts, top_k, tokens, hidden, ffn, dtype):
     return build, count_nodes(build)
 
 
+def stack_case(device, spec, dtype_name):
+    """A forward of kernels/torch_stacks' stack: MODEL:STYLE[:SCALE]."""
+    from torch_stacks.bench import model_path  # noqa: PLC0415 (the stacks load only when asked)
+    from torch_stacks.config import RunConfig  # noqa: PLC0415
+    from torch_stacks.distributed import RunContext  # noqa: PLC0415
+    from torch_stacks.layers import TORCH_DTYPES  # noqa: PLC0415
+    from torch_stacks.model_spec import load_layer_shape, scaled  # noqa: PLC0415
+    from torch_stacks.run import builder_for  # noqa: PLC0415
+    model, style, *rest = spec.split(":")
+    cfg = RunConfig(model=model, style=style, dtype=dtype_name, scale=int(rest[0]) if rest else 1)
+    cfg.validate()
+    ctx = RunContext(0, 1, device)
+    shape = scaled(load_layer_shape(model_path(cfg.model)), cfg.scale)
+    module, forward, _ = builder_for(style)(cfg, shape, ctx)
+    x = torch.randn(cfg.tokens, shape.hidden, device=device, dtype=TORCH_DTYPES[cfg.dtype])
+
+    def build():
+        return forward(x)
+    return build, count_nodes(build)
+
+
 def count_nodes(build):
     """Autograd nodes of build()'s graph, its leaves' AccumulateGrad left out."""
     seen, stack = set(), [build().grad_fn]
@@ -120,6 +144,7 @@ def main():
                    help="ROWSxWIDTH of the linear cases' activations (512 nodes each)")
     p.add_argument("--experts", default="64x8x2048x2048x1024",
                    help="EXPERTSxTOP_KxTOKENSxHIDDENxFFN of the experts_loop case (OLMoE's widths); empty: none")
+    p.add_argument("--stack", default="", help="MODEL:STYLE[:SCALE] of a kernels/torch_stacks stack; empty: none")
     p.add_argument("--out", required=True)
     args = p.parse_args()
     device = torch.device(args.device)
@@ -132,6 +157,9 @@ def main():
     if args.experts:
         experts, top_k, tokens, hidden, ffn = (int(v) for v in args.experts.split("x"))
         cases[f"experts_loop_{experts}x{top_k}"] = experts_loop_case(device, experts, top_k, tokens, hidden, ffn, dtype)
+    if args.stack:
+        cases[f"stack_{args.stack.replace(':', '_')}"] = stack_case(device, args.stack,
+                                                                    "bf16" if device.type == "cuda" else "fp32")
     probe = make_probe(device)
     for build, _ in cases.values():  # first calls load kernels and set up autograd
         time_free(build, sync)
