@@ -95,7 +95,7 @@ def stack_case(device, spec, dtype_name):
     cfg.validate()
     ctx = RunContext(0, 1, device)
     shape = scaled(load_layer_shape(model_path(cfg.model)), cfg.scale)
-    module, forward, _ = builder_for(style)(cfg, shape, ctx)
+    _stack, forward, _ = builder_for(style)(cfg, shape, ctx)  # forward holds the stack
     x = torch.randn(cfg.tokens, shape.hidden, device=device, dtype=TORCH_DTYPES[cfg.dtype])
 
     def build():

@@ -135,6 +135,14 @@ bool ProgramBuilder::hierarchical_here() const {
   return all_to_all_.hierarchical && traffic_.dispatch_bytes;
 }
 
+void ProgramBuilder::for_each_rank(bool tp_stream, const std::function<void(int rank)>& emit) {
+  for (int r : program_.simulated_ranks()) {
+    begin_rank(r, tp_stream);
+    emit(r);
+    if (s_.workload.phase == Phase::FORWARD) free_forward_graph();
+  }
+}
+
 void ProgramBuilder::begin_rank(int rank) {
   rank_ = rank;
   // EP groups are aligned blocks of ep ranks: a pipeline stage's representative is its group's first rank.
@@ -144,6 +152,7 @@ void ProgramBuilder::begin_rank(int rank) {
   deferred_.clear();
   last_compute_ = NO_OP;
   forward_launches_ = 0;
+  last_layer_ = 0;
   if (hierarchical_here() && s_.parallel.ep > s_.hw.node.gpus_per_node) {
     program_.set_streams(rank, {"compute", "comm", "comm.nvlink"});
   } else {
@@ -283,6 +292,7 @@ OpId ProgramBuilder::compute(int layer, const std::string& tag, LayerOp op, Pass
     first = false;
     flops_[rank_] += k.flops;
     forward_launches_ += pass == Pass::FORWARD;
+    last_layer_ = std::max(last_layer_, layer);
     last = program_.add_kernel(rank_, COMPUTE, prefix + k.name, category(op), k.work, k.launch_ns * scale,
                                deps, origin);
   }
@@ -369,13 +379,13 @@ void ProgramBuilder::host_sync(int layer, OpId op) {
                        origin(layer, false, "split_sizes_to_host"));
 }
 
-OpId ProgramBuilder::free_forward_graph(int layer) {
+void ProgramBuilder::free_forward_graph() {
   const double per_launch_us = s_.impl ? s_.impl->graph_free_us() : 0;
-  if (per_launch_us <= 0 || forward_launches_ == 0) return NO_OP;
+  if (per_launch_us <= 0 || forward_launches_ == 0) return;
   // After the forward, as the backward's host costs: no collective waits on it, so no straggle factor.
   const double ns = per_launch_us * 1e3 * static_cast<double>(forward_launches_) * backward_host_scale_;
-  return program_.add_host_op(rank_, layer_prefix(layer) + "autograd_graph_free", "host", ns, {},
-                              origin(layer, false, "autograd_graph_free"));
+  program_.add_host_op(rank_, layer_prefix(last_layer_) + "autograd_graph_free", "host", ns, {},
+                       origin(last_layer_, false, "autograd_graph_free"));
 }
 
 sim::CollectiveSpec ProgramBuilder::spec(int layer, Comm which) const {

@@ -5,6 +5,7 @@
  * Schedules say only what runs in which order and what waits for what.
  */
 #include <deque>
+#include <functional>
 #include <map>
 #include <string>
 #include <vector>
@@ -57,6 +58,12 @@ class ProgramBuilder {
                  sim::Transport all_to_all_transport = sim::Transport::SM_KERNEL,
                  AllToAllAlgorithm all_to_all = {});
 
+  /**
+   * @brief Emits every simulated rank's program: begin_rank(rank, tp_stream), `emit(rank)`, then what ends a
+   * rank's program whatever the schedule: a forward-only phase (`--phase forward`) drops its output, which
+   * frees the autograd graph (see free_forward_graph).
+   */
+  void for_each_rank(bool tp_stream, const std::function<void(int rank)>& emit);
   /** @brief Starts emitting for `rank` (its ops go in host order). */
   void begin_rank(int rank);
   /**
@@ -121,13 +128,6 @@ class ProgramBuilder {
    */
   void host_sync(int layer, OpId op);
   /**
-   * @brief The end of a forward that records autograd and runs no backward (`--phase forward`): dropping its
-   * output frees the graph, host time per forward launch of this rank (the implementation profile's
-   * graph_free_us; nothing without one). Named after `layer`, the last one. Returns the host op, or NO_OP.
-   */
-  OpId free_forward_graph(int layer);
-
-  /**
    * @brief Sequence parallelism's TP collectives around a tensor-parallel block (`block`: "attn" or an MLP's
    * op name) under all-to-all MoE with --tp > 1: an all-gather of the block's input tokens before it
    * (forward; in backward, of the output gradient) waiting for the last compute kernel, on the TP_COMM
@@ -176,6 +176,12 @@ class ProgramBuilder {
   bool is_moe_layer(int layer) const { return s_.model.is_moe_layer(layer); }
 
  private:
+  /**
+   * The end of a forward that records autograd and runs no backward: dropping its output frees the graph,
+   * host time per forward launch of this rank (the implementation profile's graph_free_us; nothing without
+   * one), named after the rank's last layer.
+   */
+  void free_forward_graph();
   models::OpContext context(LayerOp op) const;
   OpId add_collective(sim::CollectiveSpec spec, int stream, const std::string& category,
                       std::vector<OpId> deps, sim::OpOrigin origin, double launch_ns);
@@ -217,6 +223,7 @@ class ProgramBuilder {
   OpId last_compute_ = NO_OP;
   std::map<int, double> flops_;
   long forward_launches_ = 0;  ///< of the current rank: the autograd graph's nodes a forward leaves
+  int last_layer_ = 0;         ///< of the current rank: the highest layer it emitted an op of
   std::map<std::string, int> collectives_;  ///< by name, so all ranks join the same one
 };
 

@@ -12,6 +12,7 @@
 
 #include <fmt/format.h>
 
+#include "moesim/common/Statistics.hpp"
 #include "moesim/hwprofiles/ProfileLoader.hpp"
 #include "moesim/schedules/Simulation.hpp"
 #include "moesim/validate/TorchStacks.hpp"
@@ -20,12 +21,6 @@ namespace moesim::validate {
 namespace {
 
 const std::string kData = std::string(MOESIM_TEST_DATA_DIR) + "/data/torch-stacks";
-
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  const std::size_t n = v.size();
-  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
 
 // The free each forward record's step is predicted to end with (the shipped profile of its style, on its
 // GPU), over the host time after its forward returned, EP 1 records of every lease that says when the forward
@@ -62,13 +57,12 @@ TEST(GraphFree, TheFreeAfterAForwardIsTheMicrobenchmarksPerNodeCost) {
     ASSERT_GE(v.size(), 20u) << style;
     const auto& p = probes_per_launch[style];
     ASSERT_GE(p.size(), 10u) << style;
+    const auto [v_min, v_max] = std::minmax_element(v.begin(), v.end());
+    const auto [p_min, p_max] = std::minmax_element(p.begin(), p.end());
     std::cout << fmt::format(
-        "{:14s} {} records: predicted / measured median {:.2f} ({:.2f}-{:.2f}); {} with a probe: {:.3f} "
-        "probes "
-        "per forward launch ({:.3f}-{:.3f})\n",
-        style, v.size(), median(v), *std::min_element(v.begin(), v.end()),
-        *std::max_element(v.begin(), v.end()), p.size(), median(p), *std::min_element(p.begin(), p.end()),
-        *std::max_element(p.begin(), p.end()));
+        "{:14s} {} records: predicted / measured median {:.2f} ({:.2f}-{:.2f}); "
+        "{} with a probe: {:.3f} probes per forward launch ({:.3f}-{:.3f})\n",
+        style, v.size(), median(v), *v_min, *v_max, p.size(), median(p), *p_min, *p_max);
     EXPECT_GT(median(p), kLow) << style;
     EXPECT_LT(median(p), kHigh) << style;
   }

@@ -480,16 +480,12 @@ BuiltProgram build_foldmoe(const Scenario& s, FoldStyle style) {
   out.program = std::make_shared<sim::Program>(s.parallel.ep, traffic.symmetric);
   ProgramBuilder b(s, traffic, *out.program);
   const int layers = simulated_layers(s);
-  for (int r : out.program->simulated_ranks()) {
-    b.begin_rank(r, s.parallel.tp > 1);
+  b.for_each_rank(s.parallel.tp > 1, [&](int) {
     FoldEmitter emit(b, s, plan, traffic);
     for (int l = 0; l < layers; ++l) emit.forward(l);
-    if (s.workload.phase == Phase::TRAIN) {
+    if (s.workload.phase == Phase::TRAIN)
       for (int l = layers - 1; l >= 0; --l) emit.backward(l);
-    } else {
-      b.free_forward_graph(layers - 1);
-    }
-  }
+  });
   out.flops_rank0 = b.flops(0);
   out.layers = layers;
   // workload.tokens belong to one TP group, and the EP group holds ep/tp of them.

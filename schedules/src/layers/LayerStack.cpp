@@ -132,16 +132,14 @@ BuiltProgram build_layer_stack(const Scenario& s, bool farskip) {
   const auto transport =
       copy_engine_transport(s.options) ? sim::Transport::COPY_ENGINE : sim::Transport::SM_KERNEL;
   ProgramBuilder b(s, traffic, *out.program, transport, all_to_all_algorithm(s.options, s.hw.gpu.sm_count));
-  for (int r : out.program->simulated_ranks()) {
-    b.begin_rank(r, b.sequence_parallel());
+  b.for_each_rank(b.sequence_parallel(), [&](int) {
     if (s.parallel.moe_comm == MoeComm::ALLREDUCE) {
       allreduce_forward(b, modes, all_layers(modes), quantized);
     } else {
       alltoall_forward(b, modes, sync, all_layers(modes));
       if (s.workload.phase == Phase::TRAIN) alltoall_backward(b, modes, all_layers(modes));
     }
-    if (s.workload.phase == Phase::FORWARD) b.free_forward_graph(layers - 1);
-  }
+  });
   out.flops_rank0 = b.flops(0);
   out.layers = layers;
   // All-reduce style: every rank holds the same replicated batch; all-to-all: each TP group holds its own.
