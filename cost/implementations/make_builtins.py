@@ -605,7 +605,23 @@ def gate(c):
 
 
 def shared_experts(c):
-    return [gemm(c.op("mm"), "fc1")] + swiglu_activation(c, "tokens", "shared_ffn") + [gemm(c.op("mm"), "fc2")]
+    return ([gemm(c.op("mm"), "fc1")] + swiglu_activation(c, "tokens", "shared_ffn") + [gemm(c.op("mm"), "fc2")]
+            + shared_gate(c))
+
+
+def shared_gate(c):
+    """Qwen2-MoE's gate on the shared experts' output (steps `when: shared_gate`): sigmoid(x W^T) * out with W
+    [1, hidden]. The 1-wide projection reads the layer's input (a GEMV: its bytes); its backward is a dgrad as
+    wide as the input, added into the input's gradient, and a wgrad that reads it again. The broadcast multiply's
+    backward scales the output's gradient and sums that gradient times the output over the hidden dim."""
+    e, when = c.op("elementwise"), "shared_gate"
+    proj = grads_of(mem("gate_proj", "tokens", "hidden", 2, c.op("mm"), when=when),
+                    [("gate_proj_dgrad", "tokens", "hidden", 2), ("gate_proj_grad_add", "tokens", "hidden", 6),
+                     ("gate_proj_wgrad", "tokens", "hidden", 2)], c)
+    scale = grads_of(mem("mul_gate", "tokens", "hidden", 4, e, when=when),
+                     [("mul_gate_grad_output", "tokens", "hidden", 4), ("mul_gate_grad_gate", "tokens", "hidden", 6),
+                      ("sum_gate_grad", "tokens", "hidden", 2)], c)
+    return [proj, mem("sigmoid", "tokens", "one", 4, e, when=when), scale]
 
 
 def transformers_model_inputs(c):

@@ -202,6 +202,7 @@ class StepEmitter {
     if (s.when == ImplCondition::MULTI_RANK && in_.ep <= 1) return;
     if (s.when == ImplCondition::SINGLE_RANK && in_.ep > 1) return;
     if (s.when == ImplCondition::QK_NORM && !in_.model.attention.qk_norm) return;
+    if (s.when == ImplCondition::SHARED_GATE && !in_.model.moe.shared_gate) return;
     switch (s.kind) {
       case ImplStepKind::GEMM:
         gemms(s, expert);

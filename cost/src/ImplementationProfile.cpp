@@ -60,10 +60,11 @@ constexpr NameTable<ImplWidth, 16> kWidthNames = {{{ImplWidth::ONE, "one"},
                                                    {ImplWidth::EXPERT_WEIGHT, "expert_weight"},
                                                    {ImplWidth::Q_ROPE, "q_rope"},
                                                    {ImplWidth::K_ROPE, "k_rope"}}};
-constexpr NameTable<ImplCondition, 4> kConditionNames = {{{ImplCondition::ALWAYS, "always"},
+constexpr NameTable<ImplCondition, 5> kConditionNames = {{{ImplCondition::ALWAYS, "always"},
                                                           {ImplCondition::MULTI_RANK, "ep>1"},
                                                           {ImplCondition::SINGLE_RANK, "ep==1"},
-                                                          {ImplCondition::QK_NORM, "qk_norm"}}};
+                                                          {ImplCondition::QK_NORM, "qk_norm"},
+                                                          {ImplCondition::SHARED_GATE, "shared_gate"}}};
 constexpr NameTable<models::AttentionType, 3> kAttentionNames = {{{models::AttentionType::MHA, "mha"},
                                                                   {models::AttentionType::GQA, "gqa"},
                                                                   {models::AttentionType::MLA, "mla"}}};

@@ -6,9 +6,10 @@
 Reads the keys transformers' MoE configs use (Mixtral, Qwen2/3-MoE, Qwen3-Next, OLMoE, DeepSeek-V2/V3 and Kimi/
 Moonlight, Llama-4's text_config, GLM-4-MoE, dots1, ...): attention (MLA where the config has kv_lora_rank), routed
 and shared experts, leading dense layers (first_k_dense_replace, a leading mlp_only_layers run) or MoE every Nth layer
-(decoder_sparse_step, interleave_moe_layer_step). What moesim's spec cannot say is printed on stderr (Qwen2-MoE's
-sigmoid gate on the shared expert, q/k/v biases, sliding or linear-attention layers, MoE layers that are not a
-leading dense run or every Nth): the spec is then the nearest moesim can simulate, and `source` says what was left.
+(decoder_sparse_step, interleave_moe_layer_step). Qwen2-MoE's and Qwen3-Next's sigmoid gate on the shared expert is
+`moe.shared_gate`. What moesim's spec cannot say is printed on stderr (q/k/v biases, sliding or linear-attention
+layers, MoE layers that are not a leading dense run or every Nth): the spec is then the nearest moesim can
+simulate, and `source` says what was left.
 Exit 2 with one line for a config that is not a MoE model's.
 """
 import argparse
@@ -76,13 +77,12 @@ def spec_from_config(config, name=None, file="config.json"):
     hidden = _need(cfg, "hidden_size", file)
     notes = []
     expert_ffn = _first(cfg, "moe_intermediate_size") or _need(cfg, "intermediate_size", file)
-    shared, shared_ffn = 0, 0
+    shared, shared_ffn, shared_gate = 0, 0, False
     if cfg.get("n_shared_experts"):
         shared, shared_ffn = cfg["n_shared_experts"], expert_ffn
     elif cfg.get("shared_expert_intermediate_size"):
         shared, shared_ffn = 1, cfg["shared_expert_intermediate_size"]
-        if model_type in ("qwen2_moe", "qwen3_next"):
-            notes.append("the shared expert's sigmoid gate (a 1-wide projection per token) is not in moesim's spec")
+        shared_gate = model_type in ("qwen2_moe", "qwen3_next")  # their shared_expert_gate: sigmoid(x w^T) * out
     elif model_type.startswith("llama4"):
         shared, shared_ffn = 1, expert_ffn
     dense, every = _layout(cfg, layers, notes)
@@ -102,8 +102,8 @@ def spec_from_config(config, name=None, file="config.json"):
     if every > 1:
         spec["moe_every"] = every
     spec.update(hidden=hidden, vocab=_need(cfg, "vocab_size", file), attention=_attention(cfg, model_type, file),
-                moe={"experts": experts, "top_k": top_k, "expert_ffn": expert_ffn, "shared_experts": shared,
-                     "shared_ffn": shared_ffn},
+                moe=dict({"experts": experts, "top_k": top_k, "expert_ffn": expert_ffn, "shared_experts": shared,
+                          "shared_ffn": shared_ffn}, **({"shared_gate": True} if shared_gate else {})),
                 dense_ffn=dense_ffn, activation="swiglu" if act in ("silu", "swish") else "gelu",
                 norm="rmsnorm" if "rms_norm_eps" in cfg or "layer_norm_eps" not in cfg else "layernorm")
     return spec, notes

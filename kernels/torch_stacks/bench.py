@@ -102,7 +102,8 @@ def build_steps(cfgs, ctx, builder, specs=None):
     common = {"model_file": os.path.relpath(model_path(first.model, specs), repo),
               "shape": {"hidden": shape.hidden, "attention": vars(shape.attention), "experts": shape.experts,
                         "top_k": shape.top_k, "expert_ffn": shape.expert_ffn,
-                        "shared_experts": shape.shared_experts, "shared_ffn": shape.shared_ffn}}
+                        "shared_experts": shape.shared_experts, "shared_ffn": shape.shared_ffn,
+                        "shared_gate": shape.shared_gate}}
     torch.manual_seed(first.seed * 31 + ctx.rank)
     module, forward, info = builder(first, shape, ctx)
     dtype = TORCH_DTYPES[first.dtype]

@@ -153,16 +153,21 @@ def swiglu(x, w_gate_up, w_down):
 
 
 class SharedExperts(nn.Module):
-    """All shared experts as one SwiGLU MLP of width shared_experts * shared_ffn (moesim's SHARED_EXPERTS)."""
+    """All shared experts as one SwiGLU MLP of width shared_experts * shared_ffn (moesim's SHARED_EXPERTS); with
+    shared_gate, its output scaled per token by sigmoid(x w^T), w [1, H], as Qwen2-MoE's shared_expert_gate."""
 
     def __init__(self, shape, dtype, device, seed):
         super().__init__()
         width = shape.shared_width
         self.w_gate_up = seeded_weight((2 * width, shape.hidden), seed, dtype, device)
         self.w_down = seeded_weight((shape.hidden, width), seed + 1, dtype, device)
+        self.w_out_gate = seeded_weight((1, shape.hidden), seed + 2, dtype, device) if shape.shared_gate else None
 
     def forward(self, x):
-        return swiglu(x, self.w_gate_up, self.w_down)
+        out = swiglu(x, self.w_gate_up, self.w_down)
+        if self.w_out_gate is None:
+            return out
+        return torch.sigmoid(F.linear(x, self.w_out_gate)) * out
 
 
 class Router(nn.Module):

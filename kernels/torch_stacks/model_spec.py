@@ -44,6 +44,7 @@ class LayerShape:
     expert_ffn: int
     shared_experts: int
     shared_ffn: int  # per shared expert
+    shared_gate: bool = False  # the shared experts' output times sigmoid(x w^T), w [1, H] (Qwen2-MoE)
 
     @property
     def shared_width(self):
@@ -104,6 +105,7 @@ def parse_layer_shape(spec, file="<model>"):
         expert_ffn=_field(m, "expert_ffn", "/moe", file, minimum=1),
         shared_experts=_field(m, "shared_experts", "/moe", file, minimum=0),
         shared_ffn=_field(m, "shared_ffn", "/moe", file, minimum=0),
+        shared_gate=_field(m, "shared_gate", "/moe", file, bool) if "shared_gate" in m else False,
     )
     if shape.top_k > shape.experts:
         raise SpecError(f"{file}: /moe/top_k = {shape.top_k}: must be <= experts ({shape.experts})")
@@ -136,4 +138,4 @@ def scaled(shape, divisor):
                                shrink(a.kv_lora_rank), shrink(a.q_lora_rank), shrink(a.rope_head_dim, 2),
                                shrink(a.v_head_dim), a.qk_norm)
     return LayerShape(shape.name, shrink(shape.hidden), attention, shape.experts, shape.top_k,
-                      shrink(shape.expert_ffn), shape.shared_experts, shrink(shape.shared_ffn))
+                      shrink(shape.expert_ffn), shape.shared_experts, shrink(shape.shared_ffn), shape.shared_gate)

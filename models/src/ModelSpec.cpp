@@ -127,6 +127,10 @@ MoeSpec read_moe(JsonObject object) {
   if (moe.shared_experts > 0 && moe.shared_ffn == 0) {
     object.fail("shared_ffn", "must be > 0 when " + object.child_pointer("shared_experts") + " > 0");
   }
+  moe.shared_gate = object.optional_boolean("shared_gate").value_or(false);
+  if (moe.shared_gate && moe.shared_experts == 0)
+    object.fail("shared_gate",
+                "gates shared experts: needs " + object.child_pointer("shared_experts") + " > 0");
   object.finish();
   return moe;
 }

@@ -29,7 +29,7 @@ std::int64_t total_parameters(const ModelSpec& spec) {
   const MoeSpec& moe = spec.moe;
   const std::int64_t moe_block = moe.experts * mlp_parameters(spec, moe.expert_ffn) +
                                  moe.shared_experts * mlp_parameters(spec, moe.shared_ffn) +
-                                 hidden * moe.experts;
+                                 hidden * moe.experts + (moe.shared_gate ? hidden : 0);
   const std::int64_t dense_block = mlp_parameters(spec, spec.dense_ffn);
   const std::int64_t per_layer_common = attention_parameters(spec) + 2 * hidden;  // + two pre-norms
   const std::int64_t moe_layers = spec.moe_layer_count();

@@ -549,5 +549,33 @@ TEST_F(ImplementationKernelsTest, QkNormStepsRunOnlyForModelsWithQkNorm) {
   EXPECT_NE(error_of(document).find("/ops/0/steps/0/when"), std::string::npos);
 }
 
+// The shipped profiles' `when: shared_gate` steps (make_builtins.py's shared_gate): for a model whose shared
+// experts are gated, the 1-wide projection (a GEMV reading the 2048 x 2048 bf16 input: 8 MiB), the sigmoid
+// and the broadcast multiply forward; their backward adds the projection's dgrad, its add into the input's
+// gradient and its wgrad, the sigmoid's backward and the multiply's two gradients and sum: 7 kernels.
+TEST_F(ImplementationKernelsTest, SharedGateStepsRunOnlyForModelsWithASharedGate) {
+  models::ModelSpec plain = models::load_model("deepseek-v2-lite");
+  ASSERT_GT(plain.moe.shared_experts, 0);
+  ASSERT_EQ(plain.hidden, 2048);
+  models::ModelSpec gated = plain;
+  gated.moe.shared_gate = true;
+  for (const char* name : {"eager", "grouped", "hf-eager", "hf-grouped_mm"}) {
+    const ImplementationProfile shipped = load_implementation(name);
+    const OpCostInputs with{hw, gated, hw::AttentionImpl::FUSED, &shipped, 1};
+    const OpCostInputs without{hw, plain, hw::AttentionImpl::FUSED, &shipped, 1};
+    const auto forward = op_kernels(with, LayerOp::SHARED_EXPERTS, Pass::FORWARD, experts({8}));
+    EXPECT_EQ(forward.size(),
+              op_kernels(without, LayerOp::SHARED_EXPERTS, Pass::FORWARD, experts({8})).size() + 3)
+        << name;
+    const auto projection = std::find_if(forward.begin(), forward.end(),
+                                         [](const auto& k) { return k.name.ends_with("gate_proj"); });
+    ASSERT_NE(projection, forward.end()) << name;
+    EXPECT_DOUBLE_EQ(projection->work.hbm_bytes, 2.0 * 2048 * 2048) << name;
+    EXPECT_EQ(op_kernels(with, LayerOp::SHARED_EXPERTS, Pass::DGRAD, experts({8})).size(),
+              op_kernels(without, LayerOp::SHARED_EXPERTS, Pass::DGRAD, experts({8})).size() + 7)
+        << name;
+  }
+}
+
 }  // namespace
 }  // namespace moesim::cost

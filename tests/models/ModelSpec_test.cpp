@@ -1,4 +1,5 @@
 #include "moesim/models/ModelSpec.hpp"
+#include "moesim/models/ParameterCount.hpp"
 
 #include <gtest/gtest.h>
 
@@ -107,6 +108,26 @@ TEST(ModelSpec, QkNormIsAnOptionalBoolean) {
   EXPECT_EQ(load_error(document), "bad.json: /attention/qk_norm = \"yes\": expected true or false");
   EXPECT_TRUE(load_model("qwen3-30b-a3b").attention.qk_norm);  // HF Qwen3MoeAttention's q_norm, k_norm
   EXPECT_FALSE(load_model("mixtral-8x7b").attention.qk_norm);
+}
+
+// Qwen2-MoE's shared_expert_gate: sigmoid(x w^T) scales the shared experts' output, w [1, hidden].
+TEST(ModelSpec, SharedGateIsAnOptionalBooleanOfModelsWithSharedExperts) {
+  nlohmann::json document = valid_document();  // two shared experts
+  const ModelSpec plain = model_from_json(document, "m.json");
+  EXPECT_FALSE(plain.moe.shared_gate);
+  document["moe"]["shared_gate"] = true;
+  const ModelSpec gated = model_from_json(document, "m.json");
+  EXPECT_TRUE(gated.moe.shared_gate);
+  // one 1-wide projection of the hidden state per MoE layer
+  EXPECT_EQ(total_parameters(gated) - total_parameters(plain),
+            std::int64_t{gated.hidden} * gated.moe_layer_count());
+  document["moe"]["shared_gate"] = 1;
+  EXPECT_EQ(load_error(document), "bad.json: /moe/shared_gate = 1: expected true or false");
+  document["moe"]["shared_gate"] = true;
+  document["moe"]["shared_experts"] = 0;
+  EXPECT_EQ(load_error(document),
+            "bad.json: /moe/shared_gate = true: gates shared experts: needs /moe/shared_experts > 0");
+  EXPECT_FALSE(load_model("deepseek-v2-lite").moe.shared_gate);
 }
 
 TEST(ModelSpec, MlaFieldsAreRequiredForMla) {

@@ -76,8 +76,13 @@ class HfConfigToSpecTest(unittest.TestCase):
                 self.assertEqual(spec["dense_ffn"], shipped["dense_ffn"], name)
 
     def test_what_the_spec_cannot_say_is_noted(self):
-        _, notes = spec_from_config(CONFIGS[(NEW_MODELS, "qwen1.5-moe-a2.7b")])
-        self.assertTrue(any("sigmoid gate" in n for n in notes), notes)
+        spec, notes = spec_from_config(CONFIGS[(NEW_MODELS, "qwen1.5-moe-a2.7b")])
+        self.assertTrue(any("biases" in n for n in notes), notes)
+        # Qwen2-MoE's gate on its shared expert is in the spec, not a note
+        self.assertIs(spec["moe"]["shared_gate"], True)
+        self.assertFalse(any("gate" in n for n in notes), notes)
+        spec, _ = spec_from_config(CONFIGS[(SPECS, "qwen3-30b-a3b")])
+        self.assertNotIn("shared_gate", spec["moe"])
         _, notes = spec_from_config(dict(CONFIGS[(SPECS, "qwen3-30b-a3b")], mlp_only_layers=[3, 7]))
         self.assertTrue(any("not a leading run" in n for n in notes), notes)
 

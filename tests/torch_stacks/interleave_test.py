@@ -69,6 +69,42 @@ class InterleaveTest(unittest.TestCase):
             named = os.path.join(out, config["model_spec"])
             self.assertTrue(os.path.samefile(named, os.path.join(specs, "my-moe.json")))
 
+    def test_a_gated_shared_expert_is_built_and_recorded(self):
+        # Qwen2-MoE's block: shared_expert_output = sigmoid(shared_expert_gate(x)) * shared_expert(x)
+        import torch  # noqa: PLC0415 (this file's other tests run torch in subprocesses)
+        from torch_stacks.layers import SharedExperts  # noqa: PLC0415
+        from torch_stacks.model_spec import parse_layer_shape, scaled  # noqa: PLC0415
+        with open(os.path.join(os.environ["MOESIM_SPECS"], "qwen3-30b-a3b.json"), encoding="utf-8") as f:
+            spec = dict(json.load(f), name="gated-moe")
+        spec["moe"] = dict(spec["moe"], shared_experts=1, shared_ffn=768, shared_gate=True)
+        gated_shape = scaled(parse_layer_shape(spec, "gated-moe.json"), 16)
+        plain_shape = scaled(parse_layer_shape(dict(spec, moe=dict(spec["moe"], shared_gate=False)), "p.json"), 16)
+        gated = SharedExperts(gated_shape, torch.float32, "cpu", 7)
+        plain = SharedExperts(plain_shape, torch.float32, "cpu", 7)
+        x = torch.randn(16, gated_shape.hidden)
+        expected = torch.sigmoid(x @ gated.w_out_gate.t()) * plain(x)
+        out = gated(x)
+        torch.testing.assert_close(out, expected)
+        out.sum().backward()
+        self.assertGreater(gated.w_out_gate.grad.abs().sum().item(), 0)
+        self.assertIsNone(plain.w_out_gate)
+        with tempfile.TemporaryDirectory() as tmp:
+            specs, out_dir = os.path.join(tmp, "models"), os.path.join(tmp, "ep1")
+            os.makedirs(specs)
+            with open(os.path.join(specs, "gated-moe.json"), "w", encoding="utf-8") as f:
+                json.dump(spec, f)
+            args = ["--model", "gated-moe", "--specs", specs, "--style", "grouped", "--phase", "train", "--tokens",
+                    "64", "--seq", "32", "--scale", "16", "--dtype", "fp32", "--warmup", "1", "--iters", "2",
+                    "--device", "cpu", "--out", out_dir]
+            run = subprocess.run([sys.executable, "-m", "torch_stacks.run", *args], capture_output=True, text=True,
+                                 timeout=600)
+            self.assertEqual(run.returncode, 0, run.stdout + run.stderr)
+            [path] = glob.glob(os.path.join(out_dir, "*.json"))
+            with open(path, encoding="utf-8") as f:
+                record = json.load(f)
+            self.assertEqual(record["status"], "ok")
+            self.assertIs(record["config"]["shape"]["shared_gate"], True)
+
 
 if __name__ == "__main__":
     unittest.main()

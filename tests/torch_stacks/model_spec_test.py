@@ -58,6 +58,14 @@ class ModelSpecTest(unittest.TestCase):
         spec["attention"]["qk_norm"] = 1
         self.assert_error(spec, "m.json: /attention/qk_norm = 1: expected true or false")
 
+    def test_shared_gate_is_read_where_the_model_has_it(self):
+        self.assertFalse(load_layer_shape(os.path.join(SPECS, "deepseek-v2-lite.json")).shared_gate)
+        spec = qwen3()
+        spec["moe"] = dict(spec["moe"], shared_experts=1, shared_ffn=768, shared_gate=True)
+        self.assertTrue(scaled(parse_layer_shape(spec, "m.json"), 8).shared_gate)
+        spec["moe"]["shared_gate"] = "yes"
+        self.assert_error(spec, "m.json: /moe/shared_gate = \"yes\": expected true or false")
+
     def test_top_k_above_experts(self):
         spec = qwen3()
         spec["moe"]["top_k"] = 129

@@ -55,6 +55,7 @@ StackShape read_shape(JsonObject shape) {
   s.expert_ffn = width(shape, "expert_ffn");
   s.shared_experts = width(shape, "shared_experts");
   s.shared_ffn = width(shape, "shared_ffn");
+  s.shared_gate = shape.optional_boolean("shared_gate");
   JsonObject a = shape.object("attention");
   s.attention = a.string("kind");
   s.heads = width(a, "heads");

@@ -47,6 +47,9 @@ models::ModelSpec stack_model(const traces::TorchStackRecord& r) {
   // transformers builds the model's own attention, QK-norm included; kernels/torch_stacks' layers had none
   // until their records said which they ran.
   m.attention.qk_norm = s.qk_norm.value_or(r.implementation == "transformers" && m.attention.qk_norm);
+  // Likewise the shared experts' gate (Qwen2-MoE's), which kernels/torch_stacks' layers build since
+  // 2026-11-29.
+  m.moe.shared_gate = s.shared_gate.value_or(r.implementation == "transformers" && m.moe.shared_gate);
   if (r.model_spec.empty()) {
     m.dense_layers = 0;
     m.moe_every = 1;

@@ -81,6 +81,7 @@ enum class ImplCondition {
   MULTI_RANK,   ///< only when the EP group has more than one rank (split-size exchange and its copies)
   SINGLE_RANK,  ///< only when it has one (a learned op's form at EP 1 where its trace ran EP > 1)
   QK_NORM,      ///< only when the model normalizes queries and keys per head (models' attention.qk_norm)
+  SHARED_GATE,  ///< only when the model gates its shared experts' output per token (models' moe.shared_gate)
 };
 
 /**

@@ -61,6 +61,10 @@ struct MoeSpec {
   int shared_experts = 0;
   /** @brief Intermediate width of one shared expert. */
   int shared_ffn = 0;
+  /** @brief The shared experts' output scaled per token by a sigmoid of a 1-wide projection of the input
+   * (Qwen2-MoE's and Qwen3-Next's `shared_expert_gate`); implementation profiles charge its kernels (steps
+   * `when: shared_gate`), the fused runner has none. */
+  bool shared_gate = false;
 };
 
 /** @brief Non-linearity of every feed-forward block (dense, routed and shared experts). */

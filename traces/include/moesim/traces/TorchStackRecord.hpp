@@ -19,6 +19,8 @@ struct StackShape {
   int heads = 0, kv_heads = 0, head_dim = 0, kv_lora_rank = 0, q_lora_rank = 0, rope_head_dim = 0,
       v_head_dim = 0;
   std::optional<bool> qk_norm;  ///< per-head query/key RMSNorm; records before 2026-11-27 do not say
+  std::optional<bool>
+      shared_gate;  ///< a sigmoid gate on the shared experts; records before 2026-11-29 do not say
 };
 
 /** @brief A torch-stack record. */
