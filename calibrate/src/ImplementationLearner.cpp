@@ -7,8 +7,8 @@
 #include <sstream>
 
 #include "LaunchSequence.hpp"
-#include "OtherEpForm.hpp"
 #include "StepTemplates.hpp"
+#include "UntracedForms.hpp"
 #include "moesim/common/Check.hpp"
 #include "moesim/common/Error.hpp"
 
@@ -481,6 +481,9 @@ LearnedImplementation learn_implementation(const std::vector<TracedStack>& stack
     p.base = std::make_shared<const cost::ImplementationProfile>(cost::load_implementation(base_name));
     out.notes.push_back("ops the traces do not show come from the shipped profile " + base_name);
     detail::complete_for_other_ep(p, entry_ep, out.notes);
+    std::vector<models::ModelSpec> traced;
+    for (const TracedStack& s : stacks) traced.push_back(s.model);
+    detail::add_untraced_feature_steps(p, traced, out.notes);
   }
   return out;
 }

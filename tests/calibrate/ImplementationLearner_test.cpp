@@ -210,6 +210,46 @@ TEST(ImplementationLearner, PerHeadQueryKeyNormsAreStepsOnlyModelsWithThemRun) {
   }
 }
 
+// A trace of a model without a feature cannot show its kernels: the learned ops take the base's steps for it
+// (the grouped base: Qwen3's per-head q/k norms, 16 forward kernels; Qwen2-MoE's gate on the shared experts,
+// 3 forward and 7 backward), so a profile learned from Mixtral or DeepSeek-V2-Lite still charges a Qwen3 or a
+// Qwen1.5 for them. A traced model with the feature keeps its own (the Qwen3 test above).
+TEST(ImplementationLearner, FeaturesNoTracedModelHasComeFromTheBase) {
+  auto count = [](const cost::ImplementationProfile& p, models::LayerOp op, cost::ImplPass pass,
+                  models::AttentionType attention, cost::ImplCondition when) {
+    const cost::ImplOpEntry* e = p.find(op, pass, attention);
+    if (e == nullptr) return -1;
+    return static_cast<int>(std::count_if(e->steps.begin(), e->steps.end(),
+                                          [&](const cost::ImplStep& s) { return s.when == when; }));
+  };
+  using models::AttentionType;
+  using models::LayerOp;
+  const LearnedImplementation mixtral = learned_from_device_trace(
+      "2026-11-28-nvidia-h200-x2-b/ep2/mixtral-8x7b.grouped.ep2.t8192.s4096.l2.train.regular.balanced",
+      "h200");
+  ASSERT_FALSE(mixtral.profile.ops.empty());
+  EXPECT_EQ(count(mixtral.profile, LayerOp::ATTN_QKV, cost::ImplPass::FORWARD, AttentionType::GQA,
+                  cost::ImplCondition::QK_NORM),
+            16);
+  EXPECT_TRUE(std::any_of(mixtral.notes.begin(), mixtral.notes.end(),
+                          [](const std::string& n) { return n.find("qk_norm") != std::string::npos; }));
+  const LearnedImplementation deepseek = learned_from_device_trace(
+      "2026-11-29-nvidia-h200-x1-plain/plain/deepseek-v2-lite.hf-grouped_mm.ep1.t2048.s2048.l2.train.regular."
+      "balanced",
+      "h200");
+  EXPECT_EQ(count(deepseek.profile, LayerOp::SHARED_EXPERTS, cost::ImplPass::FORWARD, AttentionType::MLA,
+                  cost::ImplCondition::SHARED_GATE),
+            3);
+  EXPECT_EQ(count(deepseek.profile, LayerOp::SHARED_EXPERTS, cost::ImplPass::BACKWARD, AttentionType::MLA,
+                  cost::ImplCondition::SHARED_GATE),
+            7);
+  // the gate's steps are the shared experts' alone
+  for (const cost::ImplOpEntry& e : deepseek.profile.ops) {
+    if (e.op == LayerOp::SHARED_EXPERTS) continue;
+    for (const cost::ImplStep& s : e.steps) EXPECT_NE(s.when, cost::ImplCondition::SHARED_GATE);
+  }
+}
+
 // transformers 5.17's eager experts index the stacked weights [E, 2F, H] and [E, H, F] per expert, so
 // autograd zero-fills and accumulates a whole-size weight gradient for every expert: a loop in backward whose
 // body moves E * F * H elements (times 2 for gate/up), which only the expert_weights width can explain. Its

@@ -1,4 +1,4 @@
-#include "OtherEpForm.hpp"
+#include "UntracedForms.hpp"
 
 #include <algorithm>
 #include <sstream>
@@ -97,6 +97,37 @@ void complete_for_other_ep(cost::ImplementationProfile& p, const std::vector<int
   notes.push_back("at the EP degree the traces did not run, " + list + " take the form of " + p.base->name +
                   " (host x " + two_decimals(ratio[0]) + " forward, x " + two_decimals(ratio[1]) +
                   " backward)");
+}
+
+void add_untraced_feature_steps(cost::ImplementationProfile& p, const std::vector<models::ModelSpec>& traced,
+                                std::vector<std::string>& notes) {
+  std::vector<std::pair<cost::ImplCondition, const char*>> untraced;
+  if (std::none_of(traced.begin(), traced.end(), [](const auto& m) { return m.attention.qk_norm; }))
+    untraced.emplace_back(cost::ImplCondition::QK_NORM, "qk_norm");
+  if (std::none_of(traced.begin(), traced.end(), [](const auto& m) { return m.moe.shared_gate; }))
+    untraced.emplace_back(cost::ImplCondition::SHARED_GATE, "shared_gate");
+  const double ratio[2] = {host_ratio(p, cost::ImplPass::FORWARD), host_ratio(p, cost::ImplPass::BACKWARD)};
+  std::string added;
+  for (cost::ImplOpEntry& e : p.ops) {
+    const cost::ImplOpEntry* b = p.base->find(e.op, e.pass, e.attention.value_or(models::AttentionType::GQA));
+    if (b == nullptr) continue;
+    for (const auto& [when, name] : untraced) {
+      int count = 0;
+      for (cost::ImplStep s : b->steps) {
+        if (s.when != when) continue;
+        s.host_ns *= ratio[e.pass == cost::ImplPass::BACKWARD ? 1 : 0];
+        e.steps.push_back(s);
+        ++count;
+      }
+      if (count > 0)
+        added += (added.empty() ? "" : ", ") + models::to_string(e.op) +
+                 (e.pass == cost::ImplPass::BACKWARD ? " backward " : " ") + std::to_string(count) + " " +
+                 name;
+    }
+  }
+  if (!added.empty())
+    notes.push_back("no traced model has every feature the base profile " + p.base->name +
+                    " charges; its steps for them are added: " + added);
 }
 
 }  // namespace moesim::calibrate::detail

@@ -1,11 +1,14 @@
 #pragma once
 /**
- * @file A learned implementation profile's form of the EP path's ops at the EP degree its traces did not run.
+ * @file What a learned implementation profile takes from its base where its traces could not show it: the EP
+ * path's ops at the EP degree the traces did not run, and the kernels of model features the traced models
+ * lack.
  */
 #include <string>
 #include <vector>
 
 #include "moesim/cost/ImplementationProfile.hpp"
+#include "moesim/models/ModelSpec.hpp"
 
 namespace moesim::calibrate::detail {
 
@@ -21,5 +24,13 @@ namespace moesim::calibrate::detail {
 // `notes`.
 void complete_for_other_ep(cost::ImplementationProfile& p, const std::vector<int>& entry_ep,
                            std::vector<std::string>& notes);
+
+// Steps of the base that run only for a model feature (`when: qk_norm`, `when: shared_gate`) which no traced
+// model has: a trace of Mixtral shows no per-head q/k norms, one of DeepSeek no gate on the shared experts,
+// so their learned ops would charge a Qwen3 or a Qwen1.5 nothing for them. Each learned op gets the base's
+// steps of such features after its own, their host time the base's times the traced host's speed against the
+// base (as above). Needs p.base; says what it did in `notes`.
+void add_untraced_feature_steps(cost::ImplementationProfile& p, const std::vector<models::ModelSpec>& traced,
+                                std::vector<std::string>& notes);
 
 }  // namespace moesim::calibrate::detail
