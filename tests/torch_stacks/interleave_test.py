@@ -48,23 +48,29 @@ class InterleaveTest(unittest.TestCase):
             self.assertEqual(regular["timing"]["speedup"], farskip["timing"]["speedup"])
             self.assertEqual(records.check([out]), 0)
 
+    def run_own_model(self, tmp, spec, phase, scale):
+        """Writes `spec` to tmp/models/NAME.json, runs the grouped stack of it on the CPU into tmp/ep1 and returns
+        its one record."""
+        specs, out = os.path.join(tmp, "models"), os.path.join(tmp, "ep1")
+        os.makedirs(specs)
+        with open(os.path.join(specs, spec["name"] + ".json"), "w", encoding="utf-8") as f:
+            json.dump(spec, f)
+        args = ["--model", spec["name"], "--specs", specs, "--style", "grouped", "--phase", phase, "--tokens", "64",
+                "--seq", "32", "--scale", str(scale), "--dtype", "fp32", "--warmup", "1", "--iters", "2",
+                "--device", "cpu", "--out", out]
+        run = subprocess.run([sys.executable, "-m", "torch_stacks.run", *args], capture_output=True, text=True,
+                             timeout=600)
+        self.assertEqual(run.returncode, 0, run.stdout + run.stderr)
+        [path] = glob.glob(os.path.join(out, "*.json"))
+        with open(path, encoding="utf-8") as f:
+            return json.load(f)
+
     def test_a_model_file_of_your_own_is_named_by_its_records(self):
         with tempfile.TemporaryDirectory() as tmp:
             specs, out = os.path.join(tmp, "models"), os.path.join(tmp, "ep1")
-            os.makedirs(specs)
             with open(os.path.join(os.environ["MOESIM_SPECS"], "qwen3-30b-a3b.json"), encoding="utf-8") as f:
                 spec = dict(json.load(f), name="my-moe")
-            with open(os.path.join(specs, "my-moe.json"), "w", encoding="utf-8") as f:
-                json.dump(spec, f)
-            args = ["--model", "my-moe", "--specs", specs, "--style", "grouped", "--phase", "forward", "--tokens",
-                    "64", "--seq", "32", "--scale", "32", "--dtype", "fp32", "--warmup", "1", "--iters", "2",
-                    "--device", "cpu", "--out", out]
-            run = subprocess.run([sys.executable, "-m", "torch_stacks.run", *args], capture_output=True, text=True,
-                                 timeout=600)
-            self.assertEqual(run.returncode, 0, run.stdout + run.stderr)
-            [path] = glob.glob(os.path.join(out, "*.json"))
-            with open(path, encoding="utf-8") as f:
-                config = json.load(f)["config"]
+            config = self.run_own_model(tmp, spec, "forward", 32)["config"]
             self.assertEqual(config["model_spec"], os.path.join("..", "models", "my-moe.json"))
             named = os.path.join(out, config["model_spec"])
             self.assertTrue(os.path.samefile(named, os.path.join(specs, "my-moe.json")))
@@ -89,19 +95,7 @@ class InterleaveTest(unittest.TestCase):
         self.assertGreater(gated.w_out_gate.grad.abs().sum().item(), 0)
         self.assertIsNone(plain.w_out_gate)
         with tempfile.TemporaryDirectory() as tmp:
-            specs, out_dir = os.path.join(tmp, "models"), os.path.join(tmp, "ep1")
-            os.makedirs(specs)
-            with open(os.path.join(specs, "gated-moe.json"), "w", encoding="utf-8") as f:
-                json.dump(spec, f)
-            args = ["--model", "gated-moe", "--specs", specs, "--style", "grouped", "--phase", "train", "--tokens",
-                    "64", "--seq", "32", "--scale", "16", "--dtype", "fp32", "--warmup", "1", "--iters", "2",
-                    "--device", "cpu", "--out", out_dir]
-            run = subprocess.run([sys.executable, "-m", "torch_stacks.run", *args], capture_output=True, text=True,
-                                 timeout=600)
-            self.assertEqual(run.returncode, 0, run.stdout + run.stderr)
-            [path] = glob.glob(os.path.join(out_dir, "*.json"))
-            with open(path, encoding="utf-8") as f:
-                record = json.load(f)
+            record = self.run_own_model(tmp, spec, "train", 16)
             self.assertEqual(record["status"], "ok")
             self.assertIs(record["config"]["shape"]["shared_gate"], True)
 
