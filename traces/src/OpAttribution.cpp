@@ -99,6 +99,57 @@ struct NodeIndex {
   }
 };
 
+// Cuts the step's host time into HostSegments as its calls come, in time order: at every blocking call that
+// waited (the GPU drained there, so what the host did before it cannot delay what follows) and at the end of
+// the forward range.
+class DrainSegments {
+ public:
+  DrainSegments(double begin, std::optional<double> forward_end, std::vector<HostSegment>& out)
+      : start_(begin), forward_end_(forward_end), out_(out) {}
+
+  // Time has reached t: a segment open across the forward's end ends there.
+  void reach(double t) {
+    if (backward_ || !forward_end_ || t < *forward_end_) return;
+    close(*forward_end_, 0);
+    backward_ = true;
+  }
+  void launched(const GpuEvent& g) { busy_.emplace_back(g.ts_us, g.ts_us + g.dur_us); }
+  void blocked(double ts, double blocked_us) {
+    if (blocked_us > 0) close(ts, blocked_us);
+  }
+  void finish(double end) {
+    reach(end);
+    close(end, 0);
+  }
+
+ private:
+  void close(double ts, double wait_us) {
+    const double until = ts + wait_us;
+    HostSegment seg{backward_, std::max(0.0, ts - start_), wait_us, 0};
+    // GPU time is measured only where the host waited at the end: a segment that ends without a wait ends
+    // when its host work does, however busy the GPU.
+    if (wait_us > 0) {
+      std::sort(busy_.begin(), busy_.end());
+      double covered = start_;
+      for (auto [from, to] : busy_) {
+        from = std::max(from, covered);
+        to = std::min(to, until);
+        if (to > from) seg.gpu_busy_us += to - from;
+        covered = std::max(covered, to);
+      }
+    }
+    out_.push_back(seg);
+    start_ = std::max(start_, until);
+    busy_.clear();
+  }
+
+  double start_;
+  std::optional<double> forward_end_;
+  std::vector<HostSegment>& out_;
+  bool backward_ = false;
+  std::vector<std::pair<double, double>> busy_;  // GPU work launched in the open segment
+};
+
 class Attributor {
  public:
   explicit Attributor(const TorchTrace& trace) : trace_(trace) {
@@ -171,8 +222,10 @@ class Attributor {
     // through an event): a blocking call waits for the GPU until then, and what it takes beyond is its own
     // cost.
     double gpu_busy_until = -std::numeric_limits<double>::infinity();
+    DrainSegments segments(begin_, forward_end_, out_.segments);
     for (const HostCall& call : trace_.calls) {
       if (call.ts_us < begin_ || call.ts_us > end_) continue;
+      segments.reach(call.ts_us);
       const GpuEvent* gpu = nullptr;
       if (call.correlation >= 0) {
         auto it = gpu_by_correlation_.find(call.correlation);
@@ -206,6 +259,7 @@ class Attributor {
           item.input_types = op->second->input_types;
         }
         out_.gpu_us += gpu->dur_us;
+        segments.launched(*gpu);
       }
       // A blocking call is blocked while the GPU still runs what was launched before it; the rest of the call
       // (the driver's round trip once the GPU has drained: 4 us a sync in a host-bound loop) is host work,
@@ -222,6 +276,7 @@ class Attributor {
         out_.wait_us += blocked;
         if (forward_end_ && call.ts_us < *forward_end_) out_.forward_wait_us += blocked;
         ref->second = call.ts_us + call.dur_us;
+        segments.blocked(call.ts_us, blocked);
       }
       const auto [target, qk_norm] = owner(call);
       item.qk_norm = qk_norm;
@@ -248,6 +303,7 @@ class Attributor {
         target->items.push_back(wait);
       }
     }
+    segments.finish(end_);
     add_step_tail(last_start, first_of_pass[out_.has_backward ? 1 : 0]);
     for (auto& [name, u] : unattributed) out_.unattributed.push_back(u);
     std::sort(out_.unattributed.begin(), out_.unattributed.end(),
@@ -357,24 +413,6 @@ std::optional<std::string> moesim_op_of_range(const std::string& name) {
   for (const char* op : kOpNames)
     if (name == op) return name;
   return std::nullopt;
-}
-
-std::optional<ProfilerHostScale> profiler_host_scale(const AttributedStep& step, double untraced_issue_ms,
-                                                     double untraced_forward_issue_ms) {
-  if (untraced_issue_ms <= 0 || step.host_us <= step.wait_us) return std::nullopt;
-  auto ratio = [](double untraced_us, double traced_us, double wait_us) {
-    return std::clamp((untraced_us - wait_us) / (traced_us - wait_us), 0.05, 1.0);
-  };
-  const double whole = ratio(untraced_issue_ms * 1e3, step.host_us, step.wait_us);
-  const double backward_host = step.host_us - step.forward_host_us,
-               backward_wait = step.wait_us - step.forward_wait_us;
-  const double untraced_backward_us = (untraced_issue_ms - untraced_forward_issue_ms) * 1e3;
-  const bool per_pass = untraced_forward_issue_ms > 0 && step.has_backward &&
-                        step.forward_host_us > step.forward_wait_us && backward_host > backward_wait &&
-                        untraced_backward_us > 0;
-  if (!per_pass) return ProfilerHostScale{whole, whole, false};
-  return ProfilerHostScale{ratio(untraced_forward_issue_ms * 1e3, step.forward_host_us, step.forward_wait_us),
-                           ratio(untraced_backward_us, backward_host, backward_wait), true};
 }
 
 const OpCall* AttributedStep::find(int layer, const std::string& op, bool backward) const {
