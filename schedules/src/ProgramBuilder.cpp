@@ -386,6 +386,8 @@ void ProgramBuilder::free_forward_graph() {
   const double ns = per_launch_us * 1e3 * static_cast<double>(forward_launches_) * backward_host_scale_;
   program_.add_host_op(rank_, layer_prefix(last_layer_) + "autograd_graph_free", "host", ns, {},
                        origin(last_layer_, false, "autograd_graph_free"));
+  forward_launches_ = 0;
+  last_layer_ = 0;
 }
 
 sim::CollectiveSpec ProgramBuilder::spec(int layer, Comm which) const {

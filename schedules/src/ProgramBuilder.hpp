@@ -175,13 +175,15 @@ class ProgramBuilder {
   const Scenario& scenario() const { return s_; }
   bool is_moe_layer(int layer) const { return s_.model.is_moe_layer(layer); }
 
- private:
   /**
-   * The end of a forward that records autograd and runs no backward: dropping its output frees the graph,
-   * host time per forward launch of this rank (the implementation profile's graph_free_us; nothing without
-   * one), named after the rank's last layer.
+   * @brief The end of a forward that records autograd and runs no backward: dropping its output frees the
+   * graph, host time per forward launch since the last free on this rank (the implementation profile's
+   * graph_free_us; nothing without one), named after the highest layer since then. for_each_rank frees a
+   * rank's whole forward; a pipeline frees each micro-batch's chunk when it has sent it on.
    */
   void free_forward_graph();
+
+ private:
   models::OpContext context(LayerOp op) const;
   OpId add_collective(sim::CollectiveSpec spec, int stream, const std::string& category,
                       std::vector<OpId> deps, sim::OpOrigin origin, double launch_ns);
@@ -222,8 +224,8 @@ class ProgramBuilder {
   std::vector<OpId> pending_waits_;
   OpId last_compute_ = NO_OP;
   std::map<int, double> flops_;
-  long forward_launches_ = 0;  ///< of the current rank: the autograd graph's nodes a forward leaves
-  int last_layer_ = 0;         ///< of the current rank: the highest layer it emitted an op of
+  long forward_launches_ = 0;  ///< since the rank's last graph free: the nodes its forward leaves
+  int last_layer_ = 0;         ///< ... and the highest layer it emitted an op of
   std::map<std::string, int> collectives_;  ///< by name, so all ranks join the same one
 };
 

@@ -84,6 +84,41 @@ TEST(Pipeline, OneFOneBStepIsMPlusPMinusOneChunksWithTheTextbookBubble) {
   }
 }
 
+// A pipeline's forward-only step (`--phase forward` with stages) frees each micro-batch's graph once its
+// stage has run and sent the chunk on: per micro-batch, the profile's cost per forward launch times that
+// chunk's launches, named after the stage's last layer; with no graph cost, nothing.
+TEST(Pipeline, AForwardOnlyStepFreesEachMicroBatchsGraph) {
+  Scenario s = pipelined(2, 2, 4, 4);
+  s.workload.phase = Phase::FORWARD;
+  auto profile = std::make_shared<cost::ImplementationProfile>(cost::load_implementation("grouped"));
+  profile->graph_free_us_per_launch = 50;
+  s.impl = profile;
+  const auto r = simulate(s);
+  for (const int rank : {0, 2}) {  // stage 0 (layers 0-1) and stage 1 (layers 2-3), EP 2
+    SCOPED_TRACE("rank " + std::to_string(rank));
+    std::map<int, int> launches;  // micro-batch -> forward kernels
+    std::map<int, const sim::Op*> frees;
+    for (const sim::Op& op : r.program->ops()) {
+      if (op.rank != rank) continue;
+      if (op.kind == sim::OpKind::KERNEL && !op.origin.backward) ++launches[op.origin.micro_batch];
+      if (op.name.ends_with("autograd_graph_free")) {
+        EXPECT_EQ(frees.count(op.origin.micro_batch), 0u);
+        frees[op.origin.micro_batch] = &op;
+      }
+    }
+    ASSERT_EQ(frees.size(), 4u);
+    for (const auto& [micro_batch, op] : frees) {
+      EXPECT_GT(launches.at(micro_batch), 20);
+      EXPECT_NEAR(op->host_ns, 50e3 * launches.at(micro_batch), 1e-6) << micro_batch;
+      EXPECT_EQ(op->origin.layer, rank == 0 ? 1 : 3);
+    }
+  }
+  profile->graph_free_us_per_launch = 0;
+  profile->base.reset();
+  const auto without = simulate(s);
+  for (const sim::Op& op : without.program->ops()) EXPECT_FALSE(op.name.ends_with("autograd_graph_free"));
+}
+
 // Without stages, micro-batches are gradient accumulation: m times one micro-batch's stack, no bubble.
 TEST(Pipeline, MicroBatchesWithoutStagesAccumulate) {
   const double one = simulate(pipelined(8, 1, 1, 3)).step_ms;

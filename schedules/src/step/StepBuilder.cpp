@@ -180,6 +180,7 @@ class StepEmitter {
     b_.wait(receive(micro_batch, slot, false));
     chunks_.emit(b_, {range(micro_batch, slot), false}, hooks);
     record(micro_batch, slot, false, b_.take_outputs());
+    if (s_.workload.phase == Phase::FORWARD) b_.free_forward_graph();
   }
 
   void backward(int slot, int micro_batch, bool defer_wgrad, const LayerHooks& hooks) {
