@@ -329,6 +329,41 @@ TEST(OpAttribution, ASyncIsBlockedOnlyWhileTheGpuRuns) {
   EXPECT_DOUBLE_EQ(s.segments[1].wait_us, 0);
 }
 
+// A host far ahead of its GPU fills the launch queue; a launch then waits in its call for a kernel to end. By
+// hand: kernels of 1,000 us back to back from 11, launched every 10 us from 0, so the n-th launch has n
+// queued; launch `at` takes 5,000 us, ending at the first kernel end after its start plus 189 us of its own.
+// The waiting part is the GPU's, not host work: launch 520 waits 4,811 us (kernel 9 ends at 10,011, 189
+// before the call's end) with 514 queued, and the next launch's host time counts from there; 99 is no full
+// queue.
+TEST(OpAttribution, ALaunchAtAFullQueueWaitsForTheGpu) {
+  const auto traced = [](int at) {
+    std::string events =
+        R"j({"ph": "X", "cat": "user_annotation", "name": "moesim.step", "tid": 1, "ts": 0, "dur": 20000},
+            {"ph": "X", "cat": "user_annotation", "name": "moesim.L0.routed_experts", "tid": 1, "ts": 0,
+             "dur": 20000})j";
+    double ts = 0;
+    for (int i = 0; i <= at + 1; ++i) {
+      const double dur = i == at ? 5000 : 2;
+      const std::string id = std::to_string(i + 1);
+      events += R"j(, {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "tid": 1, "ts": )j" +
+                std::to_string(ts) + R"j(, "dur": )j" + std::to_string(dur) +
+                R"j(, "args": {"correlation": )j" + id +
+                R"j(}}, {"ph": "X", "cat": "kernel", "name": "k", "ts": )j" +
+                std::to_string(11 + 1000.0 * i) + R"j(, "dur": 1000, "args": {"correlation": )j" + id + "}}";
+      ts += i == at ? 5010 : 10;
+    }
+    return attribute_step(parse_torch_trace(R"j({"traceEvents": [)j" + events + "]}", "t.json"));
+  };
+  const AttributedStep full = traced(520);
+  EXPECT_DOUBLE_EQ(full.wait_us, 10011 - 5200);
+  const std::vector<TracedItem>& items = full.calls.front().items;
+  ASSERT_EQ(items.size(), 522u);
+  EXPECT_DOUBLE_EQ(items[521].host_us, 10210 - 10011);
+  const AttributedStep shallow = traced(100);
+  EXPECT_DOUBLE_EQ(shallow.wait_us, 0);
+  EXPECT_DOUBLE_EQ(shallow.calls.front().items[101].host_us, 5010);
+}
+
 // A traced forward that waited 500 us at a sync behind 1,500 us of GPU work launched in 1,000 us of host
 // time, then issued 200 us more: untraced in 1,600 us. With the host twice as fast the GPU still sets the
 // first stretch (max(0.5 x 1000 + 500, 1500)) and the tail takes 100: s = 0.5. Taking the wait as traced

@@ -17,7 +17,8 @@
  *      after the last, or the op of a model_inputs/final_norm range just before);
  *   4. else it is unattributed and reported by kernel name with its count and time.
  * Host time before an item is the launching thread's time since its previous item started (since the end of a
- * synchronisation: time the host spent blocked is not host work).
+ * synchronisation, or of a launch's wait for a slot in a full launch queue: time the host spent blocked is
+ * not host work).
  */
 #include <optional>
 #include <string>
@@ -72,7 +73,8 @@ struct HostSegment {
 struct AttributedStep {
   std::string file;
   double host_us = 0;  ///< the `moesim.step` range (host time to issue the step, profiler overhead included)
-  double wait_us = 0;  ///< host time blocked in synchronisations during the step
+  double wait_us =
+      0;  ///< host time blocked during the step: in synchronisations, in launches at a full queue
   /// host time from the step's start to the end of its `moesim.forward` range (0: no such range)
   double forward_host_us = 0;
   double forward_wait_us = 0;  ///< the part of wait_us before that end
