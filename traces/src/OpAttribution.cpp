@@ -3,12 +3,10 @@
 #include <algorithm>
 #include <array>
 #include <deque>
-#include <functional>
 #include <limits>
 #include <map>
-#include <queue>
-#include <set>
 
+#include "HostTimeline.hpp"
 #include "moesim/common/Error.hpp"
 #include "moesim/traces/ModuleRanges.hpp"
 
@@ -102,84 +100,9 @@ struct NodeIndex {
   }
 };
 
-// Cuts the step's host time into HostSegments as its calls come, in time order: at every blocking call that
-// waited (the GPU drained there, so what the host did before it cannot delay what follows) and at the end of
-// the forward range.
-class DrainSegments {
- public:
-  DrainSegments(double begin, std::optional<double> forward_end, std::vector<HostSegment>& out)
-      : start_(begin), forward_end_(forward_end), out_(out) {}
-
-  // Time has reached t: a segment open across the forward's end ends there.
-  void reach(double t) {
-    if (backward_ || !forward_end_ || t < *forward_end_) return;
-    close(*forward_end_, 0);
-    backward_ = true;
-  }
-  void launched(const GpuEvent& g) { busy_.emplace_back(g.ts_us, g.ts_us + g.dur_us); }
-  void blocked(double ts, double blocked_us) {
-    if (blocked_us > 0) close(ts, blocked_us);
-  }
-  void finish(double end) {
-    reach(end);
-    close(end, 0);
-  }
-
- private:
-  void close(double ts, double wait_us) {
-    const double until = ts + wait_us;
-    HostSegment seg{backward_, std::max(0.0, ts - start_), wait_us, 0};
-    // GPU time is measured only where the host waited at the end: a segment that ends without a wait ends
-    // when its host work does, however busy the GPU.
-    if (wait_us > 0) {
-      std::sort(busy_.begin(), busy_.end());
-      double covered = start_;
-      for (auto [from, to] : busy_) {
-        from = std::max(from, covered);
-        to = std::min(to, until);
-        if (to > from) seg.gpu_busy_us += to - from;
-        covered = std::max(covered, to);
-      }
-    }
-    out_.push_back(seg);
-    start_ = std::max(start_, until);
-    busy_.clear();
-  }
-
-  double start_;
-  std::optional<double> forward_end_;
-  std::vector<HostSegment>& out_;
-  bool backward_ = false;
-  std::vector<std::pair<double, double>> busy_;  // GPU work launched in the open segment
-};
-
-// The GPU work launched and not yet started. With several hundred launches ahead of it the driver's launch
-// queue is full, and a launch waits inside its call until a slot frees, when a kernel ends: that wait is the
-// GPU's pace, not host work. On an H200 host the first wait came with about 875 launches queued
-// (data/calibration/2026-11-29-nvidia-h200-launch-under-load); a host-bound step has a few dozen at most.
-class LaunchQueue {
- public:
-  static constexpr std::size_t kFull = 512;
-
-  // How long `call`, launching `g`, waited for a slot.
-  double wait(const HostCall& call, const GpuEvent& g) {
-    while (!starts_.empty() && starts_.top() <= call.ts_us) starts_.pop();
-    ends_.erase(ends_.begin(), ends_.lower_bound(call.ts_us));
-    double waited = 0;
-    if (starts_.size() >= kFull) {
-      // The call returned once a slot freed: at the last end of earlier work within it.
-      auto last = ends_.upper_bound(call.ts_us + call.dur_us);
-      if (last != ends_.begin()) waited = std::clamp(*std::prev(last) - call.ts_us, 0.0, call.dur_us);
-    }
-    starts_.push(g.ts_us);
-    ends_.insert(g.ts_us + g.dur_us);
-    return waited;
-  }
-
- private:
-  std::priority_queue<double, std::vector<double>, std::greater<>> starts_;
-  std::multiset<double> ends_;
-};
+using detail::DrainSegments;
+using detail::HostClocks;
+using detail::LaunchQueue;
 
 class Attributor {
  public:
@@ -244,10 +167,7 @@ class Attributor {
   AttributedStep run() {
     out_.file = trace_.file;
     std::map<std::int64_t, bool> seen_correlation;
-    std::map<std::int64_t, double> last_start;  // per thread: where its host work since the last item began
-    double other_threads_until =
-        -std::numeric_limits<double>::infinity();  // the latest item of another thread
-    std::map<std::string, UnattributedKernels> unattributed;
+    HostClocks clocks(main_tid_, begin_);
     std::optional<ItemAt> first_of_pass[2];  // forward, backward
     // The latest end of the GPU work launched so far (every stream: a sync on one may wait for another's work
     // through an event): a blocking call waits for the GPU until then, and what it takes beyond is its own
@@ -255,6 +175,12 @@ class Attributor {
     double gpu_busy_until = -std::numeric_limits<double>::infinity();
     DrainSegments segments(begin_, forward_end_, out_.segments);
     LaunchQueue launch_queue;
+    const auto wait = [&](const HostCall& call, double waited, double resume_at) {
+      out_.wait_us += waited;
+      if (forward_end_ && call.ts_us < *forward_end_) out_.forward_wait_us += waited;
+      clocks.resume(call.tid, resume_at);
+      segments.blocked(call.ts_us, waited);
+    };
     for (const HostCall& call : trace_.calls) {
       if (call.ts_us < begin_ || call.ts_us > end_) continue;
       segments.reach(call.ts_us);
@@ -270,20 +196,9 @@ class Attributor {
         gpu_busy_until = std::max(gpu_busy_until, gpu->ts_us + gpu->dur_us);
         queue_wait = launch_queue.wait(call, *gpu);
       }
-      if (last_start.empty() && main_tid_ >= 0) out_.first_launch_us = call.ts_us - begin_;
-      auto [ref, fresh] = last_start.try_emplace(call.tid, call.tid == main_tid_ ? begin_ : call.ts_us);
-      // Autograd's thread starts when the step's thread hands it the backward: its first launch also pays
-      // for what ran since the step thread's last one (the loss, the engine starting up).
-      if (auto main = last_start.find(main_tid_); fresh && main != last_start.end() && call.tid != main_tid_)
-        ref->second = std::min(main->second, call.ts_us);
-      // ... and hands it back: the step's thread, blocked in backward() meanwhile, works again from there.
-      if (call.tid == main_tid_)
-        ref->second = std::max(ref->second, std::min(other_threads_until, call.ts_us));
-      else
-        other_threads_until = std::max(other_threads_until, call.ts_us);
+      if (!clocks.started() && main_tid_ >= 0) out_.first_launch_us = call.ts_us - begin_;
       TracedItem item;
-      item.host_us = std::max(0.0, call.ts_us - ref->second);
-      ref->second = call.ts_us;
+      item.host_us = clocks.before(call);
       const bool blocking_copy = gpu != nullptr && gpu->device_to_host && gpu->pageable;
       if (gpu != nullptr) {
         item.gpu = *gpu;
@@ -306,45 +221,30 @@ class Attributor {
         item.wait_us = blocked;
         item.host_us += own_cost;
       }
-      if (blocks) {
-        out_.wait_us += blocked;
-        if (forward_end_ && call.ts_us < *forward_end_) out_.forward_wait_us += blocked;
-        ref->second = call.ts_us + call.dur_us;
-        segments.blocked(call.ts_us, blocked);
-      } else if (queue_wait > 0) {  // the rest of the call is host work, the next item's
-        out_.wait_us += queue_wait;
-        if (forward_end_ && call.ts_us < *forward_end_) out_.forward_wait_us += queue_wait;
-        ref->second = call.ts_us + queue_wait;
-        segments.blocked(call.ts_us, queue_wait);
-      }
+      if (blocks)
+        wait(call, blocked, call.ts_us + call.dur_us);
+      else if (queue_wait > 0)  // the rest of the call is host work, the next item's
+        wait(call, queue_wait, call.ts_us + queue_wait);
       const auto [target, qk_norm] = owner(call);
       item.qk_norm = qk_norm;
       if (target == nullptr) {
-        out_.unattributed_host_us += item.host_us + (blocking_copy ? own_cost : 0.0);
-        if (gpu != nullptr) {
-          UnattributedKernels& u = unattributed[gpu->name];
-          u.name = gpu->name;
-          ++u.count;
-          u.gpu_us += gpu->dur_us;
-        } else {
-          ++out_.unattributed_syncs;
-        }
+        add_unattributed(item, gpu, blocking_copy ? own_cost : 0.0);
         continue;
       }
       auto& first = first_of_pass[target->backward ? 1 : 0];
       if (!first) first = ItemAt{static_cast<std::size_t>(target - out_.calls.data()), target->items.size()};
       target->items.push_back(item);
       if (blocking_copy) {
-        TracedItem wait;
-        wait.kind = TracedItem::Kind::SYNC;
-        wait.wait_us = blocked;
-        wait.host_us = own_cost;
-        target->items.push_back(wait);
+        TracedItem copy_wait;
+        copy_wait.kind = TracedItem::Kind::SYNC;
+        copy_wait.wait_us = blocked;
+        copy_wait.host_us = own_cost;
+        target->items.push_back(copy_wait);
       }
     }
     segments.finish(end_);
-    add_step_tail(last_start, first_of_pass[out_.has_backward ? 1 : 0]);
-    for (auto& [name, u] : unattributed) out_.unattributed.push_back(u);
+    add_step_tail(clocks, first_of_pass[out_.has_backward ? 1 : 0]);
+    for (auto& [name, u] : unattributed_) out_.unattributed.push_back(u);
     std::sort(out_.unattributed.begin(), out_.unattributed.end(),
               [](const UnattributedKernels& a, const UnattributedKernels& b) { return a.gpu_us > b.gpu_us; });
     if (out_.calls.empty())
@@ -364,11 +264,24 @@ class Attributor {
   // The step's host time after its last launch (autograd's engine finishing, the step returning) is the
   // last pass's too: the first item of that pass carries it, as the first forward item carries the time
   // before the step's first launch, so a learned profile's host work adds up to the step's.
-  void add_step_tail(const std::map<std::int64_t, double>& last_start, const std::optional<ItemAt>& first) {
-    if (main_tid_ < 0 || last_start.empty() || !first) return;
-    double last = begin_;
-    for (const auto& [tid, t] : last_start) last = std::max(last, t);
+  void add_step_tail(const HostClocks& clocks, const std::optional<ItemAt>& first) {
+    if (main_tid_ < 0 || !clocks.started() || !first) return;
+    const double last = clocks.latest(begin_);
     if (end_ > last) out_.calls[first->call].items[first->item].host_us += end_ - last;
+  }
+
+  // An item no op claims: its host time (and `own_cost`, a blocking copy's beyond its wait), and its kernel
+  // by name or the sync.
+  void add_unattributed(const TracedItem& item, const GpuEvent* gpu, double own_cost) {
+    out_.unattributed_host_us += item.host_us + own_cost;
+    if (gpu == nullptr) {
+      ++out_.unattributed_syncs;
+      return;
+    }
+    UnattributedKernels& u = unattributed_[gpu->name];
+    u.name = gpu->name;
+    ++u.count;
+    u.gpu_us += gpu->dur_us;
   }
 
   // The call that owns `call`'s item (nullptr: none), and whether the range that decided it is a qk_norm one.
@@ -438,6 +351,7 @@ class Attributor {
   std::map<std::int64_t, const GpuEvent*> gpu_by_correlation_;
   std::map<std::int64_t, const CpuOp*> cpu_by_external_;
   std::map<std::string, std::size_t> call_index_;
+  std::map<std::string, UnattributedKernels> unattributed_;
   AttributedStep out_;
 };
 

@@ -1,0 +1,142 @@
+#pragma once
+/**
+ * @file Where a traced step's host time goes between its launches, for OpAttribution: each thread's clock,
+ * the launch queue a host far ahead of its GPU fills, and the stretches between the points where the host
+ * waited.
+ */
+#include <algorithm>
+#include <functional>
+#include <limits>
+#include <map>
+#include <optional>
+#include <queue>
+#include <set>
+#include <utility>
+#include <vector>
+
+#include "moesim/traces/OpAttribution.hpp"
+#include "moesim/traces/TorchTrace.hpp"
+
+namespace moesim::traces::detail {
+
+// Cuts the step's host time into HostSegments as its calls come, in time order: at every blocking call that
+// waited (the GPU drained there, so what the host did before it cannot delay what follows) and at the end of
+// the forward range.
+class DrainSegments {
+ public:
+  DrainSegments(double begin, std::optional<double> forward_end, std::vector<HostSegment>& out)
+      : start_(begin), forward_end_(forward_end), out_(out) {}
+
+  // Time has reached t: a segment open across the forward's end ends there.
+  void reach(double t) {
+    if (backward_ || !forward_end_ || t < *forward_end_) return;
+    close(*forward_end_, 0);
+    backward_ = true;
+  }
+  void launched(const GpuEvent& g) { busy_.emplace_back(g.ts_us, g.ts_us + g.dur_us); }
+  void blocked(double ts, double blocked_us) {
+    if (blocked_us > 0) close(ts, blocked_us);
+  }
+  void finish(double end) {
+    reach(end);
+    close(end, 0);
+  }
+
+ private:
+  void close(double ts, double wait_us) {
+    const double until = ts + wait_us;
+    HostSegment seg{backward_, std::max(0.0, ts - start_), wait_us, 0};
+    // GPU time is measured only where the host waited at the end: a segment that ends without a wait ends
+    // when its host work does, however busy the GPU.
+    if (wait_us > 0) {
+      std::sort(busy_.begin(), busy_.end());
+      double covered = start_;
+      for (auto [from, to] : busy_) {
+        from = std::max(from, covered);
+        to = std::min(to, until);
+        if (to > from) seg.gpu_busy_us += to - from;
+        covered = std::max(covered, to);
+      }
+    }
+    out_.push_back(seg);
+    start_ = std::max(start_, until);
+    busy_.clear();
+  }
+
+  double start_;
+  std::optional<double> forward_end_;
+  std::vector<HostSegment>& out_;
+  bool backward_ = false;
+  std::vector<std::pair<double, double>> busy_;  // GPU work launched in the open segment
+};
+
+// The GPU work launched and not yet started. With several hundred launches ahead of it the driver's launch
+// queue is full, and a launch waits inside its call until a slot frees, when a kernel ends: that wait is the
+// GPU's pace, not host work. On an H200 host the first wait came with about 875 launches queued
+// (data/calibration/2026-11-29-nvidia-h200-launch-under-load); a host-bound step has a few dozen at most.
+class LaunchQueue {
+ public:
+  static constexpr std::size_t kFull = 512;
+
+  // How long `call`, launching `g`, waited for a slot.
+  double wait(const HostCall& call, const GpuEvent& g) {
+    while (!starts_.empty() && starts_.top() <= call.ts_us) starts_.pop();
+    ends_.erase(ends_.begin(), ends_.lower_bound(call.ts_us));
+    double waited = 0;
+    if (starts_.size() >= kFull) {
+      // The call returned once a slot freed: at the last end of earlier work within it.
+      auto last = ends_.upper_bound(call.ts_us + call.dur_us);
+      if (last != ends_.begin()) waited = std::clamp(*std::prev(last) - call.ts_us, 0.0, call.dur_us);
+    }
+    starts_.push(g.ts_us);
+    ends_.insert(g.ts_us + g.dur_us);
+    return waited;
+  }
+
+ private:
+  std::priority_queue<double, std::vector<double>, std::greater<>> starts_;
+  std::multiset<double> ends_;
+};
+
+// Each launching thread's host clock: where its host work since its last item began.
+class HostClocks {
+ public:
+  HostClocks(std::int64_t main_tid, double begin) : main_tid_(main_tid), begin_(begin) {}
+
+  bool started() const { return !since_.empty(); }
+
+  // The host time `call`'s thread worked before it, since its last item; the thread's clock restarts there.
+  double before(const HostCall& call) {
+    auto [ref, fresh] = since_.try_emplace(call.tid, call.tid == main_tid_ ? begin_ : call.ts_us);
+    // Autograd's thread starts when the step's thread hands it the backward: its first launch also pays
+    // for what ran since the step thread's last one (the loss, the engine starting up).
+    if (auto main = since_.find(main_tid_); fresh && main != since_.end() && call.tid != main_tid_)
+      ref->second = std::min(main->second, call.ts_us);
+    // ... and hands it back: the step's thread, blocked in backward() meanwhile, works again from there.
+    if (call.tid == main_tid_)
+      ref->second = std::max(ref->second, std::min(other_threads_until_, call.ts_us));
+    else
+      other_threads_until_ = std::max(other_threads_until_, call.ts_us);
+    const double host = std::max(0.0, call.ts_us - ref->second);
+    ref->second = call.ts_us;
+    return host;
+  }
+
+  // `tid` works again from `t` (a wait ended there).
+  void resume(std::int64_t tid, double t) { since_[tid] = t; }
+
+  // The latest clock of any thread, `begin` at least.
+  double latest(double begin) const {
+    for (const auto& [tid, t] : since_) begin = std::max(begin, t);
+    return begin;
+  }
+
+ private:
+  std::int64_t main_tid_;
+  double begin_;
+  std::map<std::int64_t, double> since_;
+  double other_threads_until_ =
+      -std::numeric_limits<double>::infinity();  // the latest item of another thread
+};
+
+}  // namespace moesim::traces::detail
