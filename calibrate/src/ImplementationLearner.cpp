@@ -377,6 +377,11 @@ bool learn_stack(const TracedStack& s, const hw::HwProfile& hw, cost::Implementa
         " ms after it began, all of it the first op's host time: if the profiler started for this "
         "step, profile a warm-up step first (torch.profiler.schedule(warmup=1); "
         "torch_stacks.annotate.profile_step does)");
+  if (s.step.full_queue_launches > 0)
+    notes.push_back(s.label + ": " + std::to_string(s.step.full_queue_launches) +
+                    " launches waited for the GPU at a full launch queue, " +
+                    fixed(s.step.full_queue_wait_us * 1e-3, 2) +
+                    " ms in all: taken as waits, not host work (the host ran far ahead of its GPU)");
   if (!s.step.unattributed.empty()) {
     std::string top;
     for (std::size_t i = 0; i < std::min<std::size_t>(3, s.step.unattributed.size()); ++i) {

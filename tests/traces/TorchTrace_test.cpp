@@ -356,11 +356,14 @@ TEST(OpAttribution, ALaunchAtAFullQueueWaitsForTheGpu) {
   };
   const AttributedStep full = traced(520);
   EXPECT_DOUBLE_EQ(full.wait_us, 10011 - 5200);
+  EXPECT_EQ(full.full_queue_launches, 1);
+  EXPECT_DOUBLE_EQ(full.full_queue_wait_us, full.wait_us);
   const std::vector<TracedItem>& items = full.calls.front().items;
   ASSERT_EQ(items.size(), 522u);
   EXPECT_DOUBLE_EQ(items[521].host_us, 10210 - 10011);
   const AttributedStep shallow = traced(100);
   EXPECT_DOUBLE_EQ(shallow.wait_us, 0);
+  EXPECT_EQ(shallow.full_queue_launches, 0);
   EXPECT_DOUBLE_EQ(shallow.calls.front().items[101].host_us, 5010);
 }
 

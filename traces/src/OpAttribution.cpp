@@ -223,8 +223,11 @@ class Attributor {
       }
       if (blocks)
         wait(call, blocked, call.ts_us + call.dur_us);
-      else if (queue_wait > 0)  // the rest of the call is host work, the next item's
+      else if (queue_wait > 0) {  // the rest of the call is host work, the next item's
         wait(call, queue_wait, call.ts_us + queue_wait);
+        ++out_.full_queue_launches;
+        out_.full_queue_wait_us += queue_wait;
+      }
       const auto [target, qk_norm] = owner(call);
       item.qk_norm = qk_norm;
       if (target == nullptr) {

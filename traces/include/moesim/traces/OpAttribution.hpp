@@ -91,6 +91,9 @@ struct AttributedStep {
   double unattributed_host_us = 0;
   /// host time from the `moesim.step` range's start to the step's first launch (0: no such range)
   double first_launch_us = 0;
+  /// launches that waited for a slot in a full launch queue, and how long in all (part of wait_us)
+  int full_queue_launches = 0;
+  double full_queue_wait_us = 0;
   /// the step's host time, start to end, cut at every blocking call that waited and at the forward's end
   std::vector<HostSegment> segments;
   /** @brief The call of (layer, op, pass), or nullptr. */
