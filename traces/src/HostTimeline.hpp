@@ -1,74 +1,19 @@
 #pragma once
 /**
- * @file Where a traced step's host time goes between its launches, for OpAttribution: each thread's clock,
- * the launch queue a host far ahead of its GPU fills, and the stretches between the points where the host
- * waited.
+ * @file Where a traced step's host time goes between its launches, for OpAttribution: each thread's clock
+ * and the launch queue a host far ahead of its GPU fills.
  */
 #include <algorithm>
 #include <functional>
 #include <limits>
 #include <map>
-#include <optional>
 #include <queue>
 #include <set>
-#include <utility>
 #include <vector>
 
-#include "moesim/traces/OpAttribution.hpp"
 #include "moesim/traces/TorchTrace.hpp"
 
 namespace moesim::traces::detail {
-
-// Cuts the step's host time into HostSegments as its calls come, in time order: at every blocking call that
-// waited (the GPU drained there, so what the host did before it cannot delay what follows) and at the end of
-// the forward range.
-class DrainSegments {
- public:
-  DrainSegments(double begin, std::optional<double> forward_end, std::vector<HostSegment>& out)
-      : start_(begin), forward_end_(forward_end), out_(out) {}
-
-  // Time has reached t: a segment open across the forward's end ends there.
-  void reach(double t) {
-    if (backward_ || !forward_end_ || t < *forward_end_) return;
-    close(*forward_end_, 0);
-    backward_ = true;
-  }
-  void launched(const GpuEvent& g) { busy_.emplace_back(g.ts_us, g.ts_us + g.dur_us); }
-  void blocked(double ts, double blocked_us) {
-    if (blocked_us > 0) close(ts, blocked_us);
-  }
-  void finish(double end) {
-    reach(end);
-    close(end, 0);
-  }
-
- private:
-  void close(double ts, double wait_us) {
-    const double until = ts + wait_us;
-    HostSegment seg{backward_, std::max(0.0, ts - start_), wait_us, 0};
-    // GPU time is measured only where the host waited at the end: a segment that ends without a wait ends
-    // when its host work does, however busy the GPU.
-    if (wait_us > 0) {
-      std::sort(busy_.begin(), busy_.end());
-      double covered = start_;
-      for (auto [from, to] : busy_) {
-        from = std::max(from, covered);
-        to = std::min(to, until);
-        if (to > from) seg.gpu_busy_us += to - from;
-        covered = std::max(covered, to);
-      }
-    }
-    out_.push_back(seg);
-    start_ = std::max(start_, until);
-    busy_.clear();
-  }
-
-  double start_;
-  std::optional<double> forward_end_;
-  std::vector<HostSegment>& out_;
-  bool backward_ = false;
-  std::vector<std::pair<double, double>> busy_;  // GPU work launched in the open segment
-};
 
 // The GPU work launched and not yet started. With several hundred launches ahead of it the driver's launch
 // queue is full, and a launch waits inside its call until a slot frees, when a kernel ends: that wait is the

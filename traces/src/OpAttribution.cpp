@@ -100,7 +100,6 @@ struct NodeIndex {
   }
 };
 
-using detail::DrainSegments;
 using detail::HostClocks;
 using detail::LaunchQueue;
 
@@ -173,17 +172,14 @@ class Attributor {
     // through an event): a blocking call waits for the GPU until then, and what it takes beyond is its own
     // cost.
     double gpu_busy_until = -std::numeric_limits<double>::infinity();
-    DrainSegments segments(begin_, forward_end_, out_.segments);
     LaunchQueue launch_queue;
     const auto wait = [&](const HostCall& call, double waited, double resume_at) {
       out_.wait_us += waited;
       if (forward_end_ && call.ts_us < *forward_end_) out_.forward_wait_us += waited;
       clocks.resume(call.tid, resume_at);
-      segments.blocked(call.ts_us, waited);
     };
     for (const HostCall& call : trace_.calls) {
       if (call.ts_us < begin_ || call.ts_us > end_) continue;
-      segments.reach(call.ts_us);
       const GpuEvent* gpu = nullptr;
       if (call.correlation >= 0) {
         auto it = gpu_by_correlation_.find(call.correlation);
@@ -208,7 +204,6 @@ class Attributor {
           item.input_types = op->second->input_types;
         }
         out_.gpu_us += gpu->dur_us;
-        segments.launched(*gpu);
       }
       // A blocking call is blocked while the GPU still runs what was launched before it; the rest of the call
       // (the driver's round trip once the GPU has drained: 4 us a sync in a host-bound loop) is host work,
@@ -245,7 +240,6 @@ class Attributor {
         target->items.push_back(copy_wait);
       }
     }
-    segments.finish(end_);
     add_step_tail(clocks, first_of_pass[out_.has_backward ? 1 : 0]);
     for (auto& [name, u] : unattributed_) out_.unattributed.push_back(u);
     std::sort(out_.unattributed.begin(), out_.unattributed.end(),

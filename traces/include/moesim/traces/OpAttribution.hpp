@@ -58,17 +58,6 @@ struct UnattributedKernels {
   double gpu_us = 0;
 };
 
-/**
- * @brief A stretch of the step's host time that ends where the host waited for the GPU (or where its pass
- * ends): what a faster host shortens in it depends on whether the GPU or the host set its length.
- */
-struct HostSegment {
-  bool backward = false;   ///< after the end of the step's `moesim.forward` range
-  double host_us = 0;      ///< host time from the segment's start to the blocking call that ends it
-  double wait_us = 0;      ///< time the host was blocked in that call (0: the pass ended without a wait)
-  double gpu_busy_us = 0;  ///< of the segment (waits included), the time the GPU ran work launched in it
-};
-
 /** @brief One profiled step, attributed. */
 struct AttributedStep {
   std::string file;
@@ -94,8 +83,6 @@ struct AttributedStep {
   /// launches that waited for a slot in a full launch queue, and how long in all (part of wait_us)
   int full_queue_launches = 0;
   double full_queue_wait_us = 0;
-  /// the step's host time, start to end, cut at every blocking call that waited and at the forward's end
-  std::vector<HostSegment> segments;
   /** @brief The call of (layer, op, pass), or nullptr. */
   const OpCall* find(int layer, const std::string& op, bool backward) const;
   double unattributed_gpu_us() const;
@@ -116,18 +103,13 @@ struct ProfilerHostScale {
 };
 
 /**
- * @brief How much the profiler inflated the step's host work: the factor s in [0.05, 1] on the traced host
- * work at which the step's segments add up to the untraced issue time, each segment taking max(s x its host
- * time + its wait, the GPU's busy time in it). A segment the host set (the GPU idle between its launches) is
- * shortened by a faster host; one the GPU set (busy throughout, the host waiting at its end) is not: the host
- * only waits longer, so a GPU-bound step's untraced issue time says little of its host work, and taking it as
- * host work (the blocked time as traced) would teach host costs as slow as the GPU. A step without segments
- * (built by hand) is one segment per pass from its totals, none GPU-set: (untraced issue − blocked) /
- * (traced host − blocked). Per pass when the untraced forward's issue time is known (> 0) and the step traced
- * a backward after its `moesim.forward` range: Python issues the forward op by op, autograd's engine the
- * backward, and a profiler slows the two unequally (transformers' eager experts, traced training step on
- * H200: forward 1.4x, backward 1.0x); else one factor for the step. nullopt when the untraced issue time is
- * unknown (<= 0) or the traced step was all blocked.
+ * @brief How much the profiler inflated the step's host work: (untraced issue time − blocked time) / (traced
+ * host time − blocked time), in [0.05, 1], the blocked time taken as the traced one. Per pass when the
+ * untraced forward's issue time is known (> 0) and the step traced a backward after its `moesim.forward`
+ * range: Python issues the forward op by op, autograd's engine the backward, and a profiler slows the two
+ * unequally (transformers' eager experts, traced training step on H200: forward 1.4x, backward 1.0x); else
+ * one factor for the step. nullopt when the untraced issue time is unknown (<= 0) or the traced step was all
+ * blocked.
  */
 std::optional<ProfilerHostScale> profiler_host_scale(const AttributedStep& step, double untraced_issue_ms,
                                                      double untraced_forward_issue_ms = 0);
