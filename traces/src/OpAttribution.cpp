@@ -216,9 +216,9 @@ class Attributor {
         item.wait_us = blocked;
         item.host_us += own_cost;
       }
-      if (blocks)
+      if (blocks) {
         wait(call, blocked, call.ts_us + call.dur_us);
-      else if (queue_wait > 0) {  // the rest of the call is host work, the next item's
+      } else if (queue_wait > 0) {  // the rest of the call is host work, the next item's
         wait(call, queue_wait, call.ts_us + queue_wait);
         ++out_.full_queue_launches;
         out_.full_queue_wait_us += queue_wait;
