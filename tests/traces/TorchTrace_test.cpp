@@ -322,11 +322,11 @@ TEST(OpAttribution, ASyncIsBlockedOnlyWhileTheGpuRuns) {
 }
 
 // A host far ahead of its GPU fills the launch queue; a launch then waits in its call for a kernel to end. By
-// hand: kernels of 1,000 us back to back from 11, launched every 10 us from 0, so the n-th launch has n
-// queued; launch `at` takes 5,000 us, ending at the first kernel end after its start plus 189 us of its own.
-// The waiting part is the GPU's, not host work: launch 520 waits 4,811 us (kernel 9 ends at 10,011, 189
-// before the call's end) with 514 queued, and the next launch's host time counts from there; 99 is no full
-// queue.
+// hand: kernels of 1,000 us back to back from 11, launched every 10 us from 0 in calls of 2 us (the median),
+// so the n-th launch has about n queued; launch `at` takes 5,000 us. Launch 900 (891 queued, at 9,000)
+// returns at 14,000, after kernel 12 ended at 13,011: it waited 4,011 us, the GPU's pace, and the next
+// launch's host time counts from there (14,010 - 13,011). With 99 queued (launch 100) the queue is not full:
+// no wait.
 TEST(OpAttribution, ALaunchAtAFullQueueWaitsForTheGpu) {
   const auto traced = [](int at) {
     std::string events =
@@ -346,13 +346,13 @@ TEST(OpAttribution, ALaunchAtAFullQueueWaitsForTheGpu) {
     }
     return attribute_step(parse_torch_trace(R"j({"traceEvents": [)j" + events + "]}", "t.json"));
   };
-  const AttributedStep full = traced(520);
-  EXPECT_DOUBLE_EQ(full.wait_us, 10011 - 5200);
+  const AttributedStep full = traced(900);
+  EXPECT_DOUBLE_EQ(full.wait_us, 13011 - 9000);
   EXPECT_EQ(full.full_queue_launches, 1);
   EXPECT_DOUBLE_EQ(full.full_queue_wait_us, full.wait_us);
   const std::vector<TracedItem>& items = full.calls.front().items;
-  ASSERT_EQ(items.size(), 522u);
-  EXPECT_DOUBLE_EQ(items[521].host_us, 10210 - 10011);
+  ASSERT_EQ(items.size(), 902u);
+  EXPECT_DOUBLE_EQ(items[901].host_us, 14010 - 13011);
   const AttributedStep shallow = traced(100);
   EXPECT_DOUBLE_EQ(shallow.wait_us, 0);
   EXPECT_EQ(shallow.full_queue_launches, 0);

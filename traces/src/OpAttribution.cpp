@@ -8,6 +8,7 @@
 
 #include "HostTimeline.hpp"
 #include "moesim/common/Error.hpp"
+#include "moesim/common/Statistics.hpp"
 #include "moesim/traces/ModuleRanges.hpp"
 
 namespace moesim::traces {
@@ -172,7 +173,7 @@ class Attributor {
     // through an event): a blocking call waits for the GPU until then, and what it takes beyond is its own
     // cost.
     double gpu_busy_until = -std::numeric_limits<double>::infinity();
-    LaunchQueue launch_queue;
+    LaunchQueue launch_queue(median_launch_us());
     const auto wait = [&](const HostCall& call, double waited, double resume_at) {
       out_.wait_us += waited;
       if (forward_end_ && call.ts_us < *forward_end_) out_.forward_wait_us += waited;
@@ -265,6 +266,15 @@ class Attributor {
     if (main_tid_ < 0 || !clocks.started() || !first) return;
     const double last = clocks.latest(begin_);
     if (end_ > last) out_.calls[first->call].items[first->item].host_us += end_ - last;
+  }
+
+  // The step's median launch call (0: none).
+  double median_launch_us() const {
+    std::vector<double> durations;
+    for (const HostCall& call : trace_.calls)
+      if (call.ts_us >= begin_ && call.ts_us <= end_ && gpu_by_correlation_.count(call.correlation))
+        durations.push_back(call.dur_us);
+    return durations.empty() ? 0.0 : median(std::move(durations));
   }
 
   // An item no op claims: its host time (and `own_cost`, a blocking copy's beyond its wait), and its kernel
