@@ -62,8 +62,7 @@ struct UnattributedKernels {
 struct AttributedStep {
   std::string file;
   double host_us = 0;  ///< the `moesim.step` range (host time to issue the step, profiler overhead included)
-  double wait_us =
-      0;  ///< host time blocked during the step: in synchronisations, in launches at a full queue
+  double wait_us = 0;  ///< host time blocked during the step (syncs, launches at a full queue)
   /// host time from the step's start to the end of its `moesim.forward` range (0: no such range)
   double forward_host_us = 0;
   double forward_wait_us = 0;  ///< the part of wait_us before that end
