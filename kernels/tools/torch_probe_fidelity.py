@@ -8,7 +8,7 @@ spinning process holds the core's hyperthread sibling (sharing its caches and is
 is not just fewer cycles), or (d) pinned beside three processes streaming memory (the shared last-level cache
 and DRAM, as data-loader workers use them). Each process alternates, per round: the shipped probe
 (torch_stacks.host_probe: a chain of 16 tiny ops, cache-warm), a step-like probe (one pass over
-torch_step_context's pool of ~57 different ops, as a step issues them, median of 5 passes), and host-bound EP 1
+torch_step_context's pool of 56 different ops, as a step issues them, median of 5 passes), and host-bound EP 1
 steps (ABBA order): by default three of the reference stacks and transformers' Qwen3 with its eager experts.
 
 For every probe and step, and every ordered pair of processes (i, j), it predicts step_j = step_i x probe_j /
@@ -16,6 +16,8 @@ probe_i (what --host-probe does) and prints the median and maximum |error|, besi
 
     cd kernels && python3 tools/torch_probe_fidelity.py --out-dir DIR [--unpinned 6 --pinned 2 --shared 2 --thrash 2]
     python3 tools/torch_probe_fidelity.py --summarize DIR      # the table again from the processes' JSON
+
+Each process writes DIR/processNN.json (per round values, medians); the table goes to DIR/summary.json too.
 """
 import argparse
 import glob
@@ -131,14 +133,19 @@ def summarize(out_dir):
         m = run["median"]
         return 1.0 if probe is None else (m[probes[0]] * m[probes[1]]) ** 0.5 if probe == "both" else m[probe]
 
+    summary = {}
     for step in steps:
         for probe in (None, *probes, "both"):
             errors = []
             for a, b in itertools.permutations(runs, 2):
                 scale = speed(b, probe) / speed(a, probe)
                 errors.append(abs(a["median"][step] * scale / b["median"][step] - 1) * 100)
+            summary.setdefault(step, {})[probe or "no probe"] = {
+                "pairs": len(errors), "median_pct": statistics.median(errors), "max_pct": max(errors)}
             print(f"{step:60s} {probe or 'no probe':10s} pairs {len(errors):3d}: |error| median "
                   f"{statistics.median(errors):5.1f}% max {max(errors):5.1f}%")
+    with open(os.path.join(out_dir, "summary.json"), "w") as f:
+        json.dump(summary, f, indent=1)
 
 
 def main():
