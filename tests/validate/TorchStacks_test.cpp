@@ -112,5 +112,37 @@ TEST(TorchStacks, ImplementationChoice) {
   EXPECT_THROW(parse_implementation_choice({"=b.json"}), ConfigError);
 }
 
+// Records split by what set their measured pace, rank 0's issue time over its GPU time (0.6 and 0.9 the
+// bounds), each group's |time error| median by hand: GPU 30 ms of issue in 100 (error -10%) and 59.9 in 100
+// (+20%): median 15%; mixed 60 in 100 (-4%); host 90, 100 and 100 in 100 (+30%, -50%, +6%): 30%.
+TEST(TorchStacks, ErrorsSplitByWhatSetTheMeasuredPace) {
+  auto comparison = [](double issue_ms, double predicted_ms) {
+    TorchStackComparison c;
+    c.record.gpu_ms_p50 = 100;
+    c.record.step_ms_p50 = 100;
+    c.record.issue_ms_p50 = issue_ms;
+    c.predicted_ms = predicted_ms;
+    return c;
+  };
+  const std::vector<TorchStackComparison> cs = {comparison(30, 90),  comparison(59.9, 120),
+                                                comparison(60, 96),  comparison(90, 130),
+                                                comparison(100, 50), comparison(100, 106)};
+  const std::vector<PaceErrors> by_pace = errors_by_measured_pace(cs);
+  ASSERT_EQ(by_pace.size(), 3u);
+  EXPECT_EQ(by_pace[0].pace, MeasuredPace::GPU);
+  EXPECT_EQ(by_pace[0].records, 2);
+  EXPECT_NEAR(by_pace[0].median_abs_error_pct, 15, 1e-9);
+  EXPECT_EQ(by_pace[1].pace, MeasuredPace::MIXED);
+  EXPECT_EQ(by_pace[1].records, 1);
+  EXPECT_NEAR(by_pace[1].median_abs_error_pct, 4, 1e-9);
+  EXPECT_EQ(by_pace[2].pace, MeasuredPace::HOST);
+  EXPECT_EQ(by_pace[2].records, 3);
+  EXPECT_NEAR(by_pace[2].median_abs_error_pct, 30, 1e-9);
+  // A record without GPU time counts as the GPU's (nothing says its host set the pace).
+  TorchStackComparison empty = comparison(10, 100);
+  empty.record.gpu_ms_p50 = 0;
+  EXPECT_EQ(measured_pace(empty.record), MeasuredPace::GPU);
+}
+
 }  // namespace
 }  // namespace moesim::validate

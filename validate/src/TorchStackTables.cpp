@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <string>
+#include <vector>
 
 #include "moesim/validate/TorchStacks.hpp"
 
@@ -42,7 +44,44 @@ void print_ops(std::ostream& out, const TorchStackComparison& c) {
   }
 }
 
+double median(std::vector<double> v) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  const std::size_t n = v.size();
+  return n % 2 == 1 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+void print_pace_errors(std::ostream& out, const std::vector<TorchStackComparison>& cs) {
+  std::string parts;
+  for (const PaceErrors& p : errors_by_measured_pace(cs)) {
+    if (p.records == 0) continue;
+    const char* name = p.pace == MeasuredPace::GPU     ? "GPU-bound (< 0.6)"
+                       : p.pace == MeasuredPace::MIXED ? "mixed"
+                                                       : "host-bound (>= 0.9)";
+    parts += fmt::format("{}{} {} records, median {:.1f}%", parts.empty() ? "" : "; ", name, p.records,
+                         p.median_abs_error_pct);
+  }
+  out << "# |time error| by measured pace (rank 0's issue time over its GPU time): " << parts
+      << " (host-bound steps move with the host's speed: --host-probe)\n";
+}
+
 }  // namespace
+
+MeasuredPace measured_pace(const traces::TorchStackRecord& record) {
+  const double ratio = record.gpu_ms_p50 > 0 ? record.issue_ms_p50 / record.gpu_ms_p50 : 0;
+  return ratio >= 0.9 ? MeasuredPace::HOST : ratio >= 0.6 ? MeasuredPace::MIXED : MeasuredPace::GPU;
+}
+
+std::vector<PaceErrors> errors_by_measured_pace(const std::vector<TorchStackComparison>& cs) {
+  std::vector<PaceErrors> out;
+  for (MeasuredPace pace : {MeasuredPace::GPU, MeasuredPace::MIXED, MeasuredPace::HOST}) {
+    std::vector<double> errors;
+    for (const TorchStackComparison& c : cs)
+      if (measured_pace(c.record) == pace) errors.push_back(std::abs(c.error_pct()));
+    out.push_back({pace, static_cast<int>(errors.size()), median(errors)});
+  }
+  return out;
+}
 
 int torch_stack_failures(const std::vector<TorchStackComparison>& cs, double time_tolerance_pct,
                          double speedup_tolerance) {
@@ -89,6 +128,7 @@ void print_torch_stacks(std::ostream& out, const std::vector<TorchStackCompariso
         key, t.n, t.sum_abs / std::max(t.n, 1), t.max_abs, t.within, t.speedups,
         t.sum_speedup / std::max(t.speedups, 1), t.max_speedup);
   }
+  if (!cs.empty()) print_pace_errors(out, cs);
   const auto probed = std::count_if(cs.begin(), cs.end(), [](const auto& c) { return c.host_from_probe; });
   if (probed > 0) {
     const auto [slow, fast] = std::minmax_element(

@@ -113,6 +113,23 @@ std::vector<TorchStackComparison> compare_torch_stacks(const std::vector<traces:
 int torch_stack_failures(const std::vector<TorchStackComparison>& cs, double time_tolerance_pct,
                          double speedup_tolerance);
 
+/**
+ * @brief What set a record's measured pace: rank 0's untraced issue time over its GPU time. A step whose host
+ * issued until the GPU finished (>= 0.9) moves with the host's speed, which differs up to 2x between
+ * processes of one host (data/calibration/2026-11-30-nvidia-h200-probe-fidelity); one under 0.6 is the GPU's.
+ */
+enum class MeasuredPace { GPU, MIXED, HOST };
+MeasuredPace measured_pace(const traces::TorchStackRecord& record);
+
+/** @brief Records of one measured pace and their |time error| median (0 when none). */
+struct PaceErrors {
+  MeasuredPace pace;
+  int records = 0;
+  double median_abs_error_pct = 0;
+};
+/** @brief One entry per pace, GPU first. */
+std::vector<PaceErrors> errors_by_measured_pace(const std::vector<TorchStackComparison>& cs);
+
 /** @brief The table (and per-op tables when present) with mean/max errors per implementation. */
 void print_torch_stacks(std::ostream& out, const std::vector<TorchStackComparison>& cs,
                         double time_tolerance_pct, double speedup_tolerance);
