@@ -80,11 +80,14 @@ def child(args):
 
 
 def sibling_of(cpu):
+    """Another logical CPU of `cpu`'s core (the kernel's list: "3,19" or "2-3"), or None."""
     path = f"/sys/devices/system/cpu/cpu{cpu}/topology/thread_siblings_list"
-    text = open(path).read().strip() if os.path.exists(path) else str(cpu)
-    ids = [int(p) for part in text.split(",") for p in part.split("-")]
-    others = [i for i in range(min(ids), max(ids) + 1) if i != cpu] if "-" in text else [i for i in ids if i != cpu]
-    return others[0] if others else None
+    ids = set()
+    for part in (open(path).read().strip() if os.path.exists(path) else str(cpu)).split(","):
+        low, _, high = part.partition("-")
+        ids.update(range(int(low), int(high or low) + 1))
+    ids.discard(cpu)
+    return min(ids) if ids else None
 
 
 MEMORY_HOG = "import numpy as np\na = np.ones(1 << 26)\nwhile True: a += 1.0"  # streams 512 MiB: the LLC and DRAM
@@ -129,6 +132,7 @@ def summarize(out_dir):
     probes, steps = names[:2], names[2:]
     for r in runs:
         print(r["condition"], r["cpus"][:4], {k: round(v, 2) for k, v in r["median"].items()})
+
     def speed(run, probe):  # "both": the geometric mean of the two probes
         m = run["median"]
         return 1.0 if probe is None else (m[probes[0]] * m[probes[1]]) ** 0.5 if probe == "both" else m[probe]
