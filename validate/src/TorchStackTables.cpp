@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "moesim/common/Statistics.hpp"
 #include "moesim/validate/TorchStacks.hpp"
 
 namespace moesim::validate {
@@ -42,13 +43,6 @@ void print_ops(std::ostream& out, const TorchStackComparison& c) {
                        o.measured_kernels, o.predicted_kernels, o.measured_gpu_ms, o.predicted_gpu_ms, error,
                        o.measured_host_ms, o.predicted_host_ms);
   }
-}
-
-double median(std::vector<double> v) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  const std::size_t n = v.size();
-  return n % 2 == 1 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
 void print_pace_errors(std::ostream& out, const std::vector<TorchStackComparison>& cs) {
