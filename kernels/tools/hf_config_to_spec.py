@@ -7,9 +7,10 @@ Reads the keys transformers' MoE configs use (Mixtral, Qwen2/3-MoE, Qwen3-Next, 
 Moonlight, Llama-4's text_config, GLM-4-MoE, dots1, ...): attention (MLA where the config has kv_lora_rank), routed
 and shared experts, leading dense layers (first_k_dense_replace, a leading mlp_only_layers run) or MoE every Nth layer
 (decoder_sparse_step, interleave_moe_layer_step). Qwen2-MoE's and Qwen3-Next's sigmoid gate on the shared expert is
-`moe.shared_gate`. What moesim's spec cannot say is printed on stderr (q/k/v biases, sliding or linear-attention
-layers, MoE layers that are not a leading dense run or every Nth): the spec is then the nearest moesim can
-simulate, and `source` says what was left.
+`moe.shared_gate`. Sliding-window and chunked layers (layer_types, sliding_window, Llama-4's attention_chunk_size and
+NoPE layers) are `attention.window`. What moesim's spec cannot say is printed on stderr (q/k/v biases,
+linear-attention layers or windows in no every-Nth pattern, MoE layers that are not a leading dense run or every
+Nth): the spec is then the nearest moesim can simulate, and `source` says what was left.
 Exit 2 with one line for a config that is not a MoE model's.
 """
 import argparse
@@ -64,6 +65,41 @@ def _layout(cfg, layers, notes):
     return dense, every
 
 
+def _full_every(windowed, layers):
+    """N where exactly the layers i with (i + 1) % N == 0 attend in full (0: none does), else None."""
+    full = [i for i in range(layers) if not windowed[i]]
+    if not full:
+        return 0
+    every = full[0] + 1
+    return every if every > 1 and full == list(range(every - 1, layers, every)) else None
+
+
+def _window(cfg, model_type, layers, notes):
+    """moesim's attention.window from layer_types / sliding_window / attention_chunk_size, or None."""
+    kinds = cfg.get("layer_types") or []
+    if model_type.startswith("llama4") and cfg.get("attention_chunk_size") and not kinds:
+        rope = cfg.get("no_rope_layers")  # 1: a RoPE layer, which attends in chunks; 0: NoPE, full
+        if not rope:
+            interval = cfg.get("no_rope_layer_interval") or 4
+            rope = [int((i + 1) % interval != 0) for i in range(layers)]
+        kinds = ["chunked_attention" if r else "full_attention" for r in rope]
+    if not kinds and cfg.get("sliding_window") and cfg.get("use_sliding_window", True):
+        kinds = ["sliding_attention"] * layers  # Mistral: every layer slides
+    windowed = [k in ("sliding_attention", "chunked_attention") for k in kinds]
+    kind = "chunked" if "chunked_attention" in kinds else "sliding"
+    tokens = cfg.get("attention_chunk_size") if kind == "chunked" else cfg.get("sliding_window")
+    every = _full_every(windowed, layers) if len(kinds) == layers else None
+    if set(kinds) - {"full_attention", kind + "_attention"} or (any(windowed) and (not tokens or every is None)):
+        notes.append(f"layer kinds {sorted(set(kinds))}: every layer simulated as full attention")
+        return None
+    if not any(windowed):
+        return None
+    window = {"kind": kind, "tokens": tokens}
+    if every:
+        window["full_every"] = every
+    return window
+
+
 def spec_from_config(config, name=None, file="config.json"):
     """The moesim spec (dict) of a transformers config (dict), and the notes on what it leaves out."""
     cfg = config.get("text_config") or config  # Llama-4 keeps its decoder in text_config
@@ -91,8 +127,10 @@ def spec_from_config(config, name=None, file="config.json"):
         dense_ffn = 0  # intermediate_size was the experts' width, and no layer is dense
     if cfg.get("attention_bias") or cfg.get("qkv_bias") or model_type == "qwen2_moe":
         notes.append("q/k/v projection biases are not in moesim's spec")
-    if cfg.get("layer_types") and len(set(cfg["layer_types"])) > 1:
-        notes.append(f"layer kinds {sorted(set(cfg['layer_types']))}: every layer simulated as full attention")
+    attention = _attention(cfg, model_type, file)
+    window = _window(cfg, model_type, layers, notes)
+    if window:
+        attention["window"] = window
     act = str(cfg.get("hidden_act") or "silu")
     spec = {"schema_version": 1,
             "name": name or os.path.basename(str(config.get("_name_or_path") or model_type)).lower() or model_type,
@@ -101,7 +139,7 @@ def spec_from_config(config, name=None, file="config.json"):
             "layers": layers, "dense_layers": dense}
     if every > 1:
         spec["moe_every"] = every
-    spec.update(hidden=hidden, vocab=_need(cfg, "vocab_size", file), attention=_attention(cfg, model_type, file),
+    spec.update(hidden=hidden, vocab=_need(cfg, "vocab_size", file), attention=attention,
                 moe=dict({"experts": experts, "top_k": top_k, "expert_ffn": expert_ffn, "shared_experts": shared,
                           "shared_ffn": shared_ffn}, **({"shared_gate": True} if shared_gate else {})),
                 dense_ffn=dense_ffn, activation="swiglu" if act in ("silu", "swish") else "gelu",

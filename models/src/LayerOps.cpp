@@ -168,6 +168,36 @@ void attention_qkv_kernels(const ModelSpec& spec, const OpContext& context, Kern
   list.memory("rope", rotated, rotated);
 }
 
+// Score pairs of the first n positions of a sequence (every query from the start), the diagonal half.
+double pairs_from_start(double n, AttentionWindow window, double w) {
+  switch (window) {
+    case AttentionWindow::FULL:
+      return n * n * kCausalFraction;
+    case AttentionWindow::SLIDING:
+      return n <= w ? n * n * kCausalFraction : w * w * kCausalFraction + (n - w) * w;
+    case AttentionWindow::CHUNKED: {
+      const double whole_chunks = std::floor(n / w), rest = n - whole_chunks * w;
+      return (whole_chunks * w * w + rest * rest) * kCausalFraction;
+    }
+  }
+  return 0;
+}
+
+// Keys of one sequence some query reads: the window's reach back from the first query, and everything after.
+double keys_read(const OpContext& c) {
+  const auto seq = static_cast<double>(c.seq_len), prefix = static_cast<double>(c.prefix_len);
+  const auto w = static_cast<double>(c.window_tokens);
+  switch (c.window) {
+    case AttentionWindow::FULL:
+      return prefix + seq;
+    case AttentionWindow::SLIDING:
+      return std::min(prefix, w - 1) + seq;
+    case AttentionWindow::CHUNKED:
+      return prefix - std::floor(prefix / w) * w + seq;
+  }
+  return 0;
+}
+
 void attention_core_kernels(const ModelSpec& spec, Pass pass, const OpContext& context, KernelList& list) {
   if (pass == Pass::WGRAD) return;  // attention has no weights
   if (context.seq_len <= 0 || context.tokens % context.seq_len != 0 || context.prefix_len < 0) {
@@ -185,14 +215,15 @@ void attention_core_kernels(const ModelSpec& spec, Pass pass, const OpContext& c
   const std::int64_t kv_heads = absorbed ? 1 : a.type == AttentionType::MLA ? heads.query : heads.key_value;
   const double d_qk = absorbed ? a.kv_lora_rank + a.rope_head_dim : a.qk_head_dim();
   const double d_v = absorbed ? a.kv_lora_rank : a.value_head_dim();
-  const double tokens = context.tokens, s = context.seq_len, prefix = context.prefix_len;
+  const double tokens = context.tokens;
   const double query_heads = heads.query, key_value_heads = kv_heads;
-  const double sequences = tokens / s;
-  const double score_pairs = sequences * (s * prefix + s * s * kCausalFraction);
-  const double forward_flops = 2.0 * score_pairs * query_heads * (d_qk + d_v);
+  const double sequences = tokens / static_cast<double>(context.seq_len);
+  const double pairs =
+      attention_score_pairs(context.seq_len, context.prefix_len, context.window, context.window_tokens);
+  const double forward_flops = 2.0 * sequences * pairs * query_heads * (d_qk + d_v);
 
   const double element = list.element_bytes();
-  const double keys = tokens + sequences * prefix;
+  const double keys = sequences * keys_read(context);
   const double q = tokens * query_heads * d_qk * element;
   const double k = keys * key_value_heads * d_qk * element;
   const double v = absorbed ? 0.0 : keys * key_value_heads * d_v * element;  // absorbed: V is K's latent part
@@ -204,6 +235,9 @@ void attention_core_kernels(const ModelSpec& spec, Pass pass, const OpContext& c
     kernel.bytes = bytes;
     kernel.attn_seq = context.seq_len;
     kernel.attn_prefix = context.prefix_len;
+    kernel.attn_score_pairs = pairs;
+    if (context.window == AttentionWindow::SLIDING) kernel.attn_row_span = 2 * context.window_tokens;
+    if (context.window == AttentionWindow::CHUNKED) kernel.attn_row_span = context.window_tokens;
     kernel.attn_head_dim = static_cast<std::int64_t>(d_qk);
     kernel.attn_batch_heads = std::llround(sequences * query_heads);
   };
@@ -358,6 +392,13 @@ std::string to_string(LayerOp op) {
   const auto index = static_cast<std::size_t>(op);
   MOE_CHECK(index < kLayerOpNames.size()) << "unknown LayerOp " << index;
   return kLayerOpNames[index];
+}
+
+double attention_score_pairs(std::int64_t seq, std::int64_t prefix, AttentionWindow window,
+                             std::int64_t window_tokens) {
+  MOE_CHECK(window == AttentionWindow::FULL || window_tokens > 0) << "a window needs window_tokens > 0";
+  const auto w = static_cast<double>(window_tokens), start = static_cast<double>(prefix);
+  return pairs_from_start(start + static_cast<double>(seq), window, w) - pairs_from_start(start, window, w);
 }
 
 std::string to_string(Pass pass) {

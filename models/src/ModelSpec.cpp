@@ -29,6 +29,8 @@ using NameTable = std::array<std::pair<Enum, const char*>, N>;
 
 constexpr NameTable<AttentionType, 3> kAttentionNames = {
     {{AttentionType::MHA, "mha"}, {AttentionType::GQA, "gqa"}, {AttentionType::MLA, "mla"}}};
+constexpr NameTable<AttentionWindow, 2> kWindowNames = {
+    {{AttentionWindow::SLIDING, "sliding"}, {AttentionWindow::CHUNKED, "chunked"}}};
 constexpr NameTable<Activation, 2> kActivationNames = {
     {{Activation::SWIGLU, "swiglu"}, {Activation::GELU, "gelu"}}};
 constexpr NameTable<NormType, 2> kNormNames = {
@@ -80,6 +82,15 @@ std::string non_empty_string(JsonObject& object, const std::string& key) {
   return text;
 }
 
+void read_window(JsonObject object, AttentionSpec& attention) {
+  attention.window = read_enum(object, "kind", kWindowNames);
+  attention.window_tokens = positive_int(object, "tokens");
+  if (object.has("full_every")) attention.full_every = non_negative_int(object, "full_every", kMaxLayers);
+  if (attention.full_every == 1)
+    object.fail("full_every", "1 would make every layer full: leave the window out");
+  object.finish();
+}
+
 void read_mla_fields(JsonObject& object, AttentionSpec& attention) {
   attention.kv_lora_rank = positive_int(object, "kv_lora_rank");
   attention.q_lora_rank = non_negative_int(object, "q_lora_rank");
@@ -94,6 +105,7 @@ AttentionSpec read_attention(JsonObject object) {
   attention.kv_heads = positive_int(object, "kv_heads", kMaxHeads);
   attention.head_dim = positive_int(object, "head_dim");
   attention.qk_norm = object.optional_boolean("qk_norm").value_or(false);
+  if (auto window = object.optional_object("window")) read_window(std::move(*window), attention);
   if (attention.type == AttentionType::MLA) {
     read_mla_fields(object, attention);
   } else {
@@ -154,6 +166,11 @@ void check_layer_layout(JsonObject& object, const ModelSpec& spec) {
 
 int AttentionSpec::qk_head_dim() const {
   return type == AttentionType::MLA ? head_dim + rope_head_dim : head_dim;
+}
+
+bool AttentionSpec::windowed_layer(int layer) const {
+  if (window == AttentionWindow::FULL) return false;
+  return full_every == 0 || (layer + 1) % full_every != 0;
 }
 
 int AttentionSpec::value_head_dim() const {

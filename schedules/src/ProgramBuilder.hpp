@@ -97,7 +97,8 @@ class ProgramBuilder {
   /**
    * @brief Emits `op`'s kernels for `pass` sized by an explicit `context` (token micro-batches, attention
    * slices with a key prefix, sequence-parallel shares). Kernels are named "L<layer>.<tag>.<kernel>"; the
-   * first waits for `deps` and any pending waits. Returns the last kernel, or NO_OP.
+   * first waits for `deps` and any pending waits; attention of a windowed layer (ModelSpec) runs through its
+   * window. Returns the last kernel, or NO_OP.
    */
   OpId compute(int layer, const std::string& tag, LayerOp op, Pass pass, const models::OpContext& context,
                std::vector<OpId> deps = {});
@@ -185,6 +186,8 @@ class ProgramBuilder {
 
  private:
   models::OpContext context(LayerOp op) const;
+  /** @brief `c` with the model's attention window where `op` is attention of a windowed `layer`. */
+  models::OpContext windowed(int layer, LayerOp op, models::OpContext c) const;
   OpId add_collective(sim::CollectiveSpec spec, int stream, const std::string& category,
                       std::vector<OpId> deps, sim::OpOrigin origin, double launch_ns);
   sim::CollectiveSpec spec(int layer, Comm which) const;

@@ -133,6 +133,28 @@ TEST(CostModel, AttentionOverACacheRunsAtTheRateOfItsScorePairs) {
               1e-6 * no_cache.compute_ns);
 }
 
+// A sliding window of 1,024 over a sequence of 8,192: 1,024^2 / 2 + 7,168 x 1,024 = 7,864,320 pairs, the work
+// of a causal L = sqrt(2 x 7,864,320) = 3,966; but each row of tiles holds only a window of keys, as the rows
+// of a causal kernel of 2,048 do, so it runs at 2,048's rate: 0.1 + 0.4 x log(2048 / 512) / log(16) = 0.3.
+TEST(CostModel, WindowedAttentionRunsAtTheRateOfItsRowSpan) {
+  auto hw = hw::load_profile("h100");
+  hw.efficiency.attention_fwd.x = {512, 8192};
+  hw.efficiency.attention_fwd.value = {0.1, 0.5};
+  hw.efficiency.attention_fwd.batch_heads = 16;
+  models::KernelCost cost;
+  cost.name = "attn_core.flash_fwd";
+  cost.kind = models::KernelClass::ATTENTION;
+  cost.attn_head_dim = 128;
+  cost.attn_seq = 8192;
+  cost.attn_batch_heads = 16;
+  cost.attn_score_pairs = 7'864'320;
+  cost.attn_row_span = 2048;
+  cost.flops = 2.0 * 16 * cost.attn_score_pairs * 256;
+  const auto work = cost::kernel_work(hw, cost, models::DType::BF16, hw::AttentionImpl::FUSED);
+  EXPECT_NEAR(work.compute_ns, cost.flops / (hw.sustained_peak_flops("bf16") * 0.3) * 1e9,
+              1e-6 * work.compute_ns);
+}
+
 // Measured: torch SDPA over a KV cache (kernels/tools/torch_decode_attention.py, the stream held) on one H100
 // and one H200, 128 query heads sharing one key head (absorbed MLA's shape at head dim 128), 1 query a
 // sequence after 512-8,192 cached keys, cuDNN. The shipped calibrated curves were measured on causal prefill

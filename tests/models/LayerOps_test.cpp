@@ -104,6 +104,61 @@ TEST(LayerOps, CausalAttentionCore) {
   EXPECT_TRUE(layer_op_kernels(mixtral(), LayerOp::ATTN_CORE, Pass::WGRAD, context).empty());
 }
 
+TEST(LayerOps, ScorePairsThroughAWindow) {
+  // Query-key pairs as areas, the diagonal square counted half. Sliding window 4 over 10 queries: the first
+  // 4 queries a triangle 4²/2 = 8, each of the other 6 a full window of 4: 8 + 24 = 32 (full: 10²/2 = 50).
+  EXPECT_DOUBLE_EQ(attention_score_pairs(10, 0, AttentionWindow::SLIDING, 4), 32.0);
+  EXPECT_DOUBLE_EQ(attention_score_pairs(10, 0, AttentionWindow::FULL, 4), 50.0);
+  // Chunks of 4 over 10 queries: two whole chunks (4²/2 each) and a chunk of 2 (2²/2) = 18.
+  EXPECT_DOUBLE_EQ(attention_score_pairs(10, 0, AttentionWindow::CHUNKED, 4), 18.0);
+  // One query at position 6 (the third of chunk [4, 8)): keys 4, 5 and itself half = 2.5; sliding 4: 4.
+  EXPECT_DOUBLE_EQ(attention_score_pairs(1, 6, AttentionWindow::CHUNKED, 4), 2.5);
+  EXPECT_DOUBLE_EQ(attention_score_pairs(1, 6, AttentionWindow::SLIDING, 4), 4.0);
+  // Without a window: seq·prefix + seq²/2.
+  EXPECT_DOUBLE_EQ(attention_score_pairs(2, 3, AttentionWindow::FULL, 0), 8.0);
+}
+
+TEST(LayerOps, SlidingAndChunkedAttentionCore) {
+  // GPT-OSS-20B: 64 query heads, 8 kv heads, head dim 64 (d_qk + d_v = 128); T = 8192 as 2 sequences of 4096.
+  //   sliding 128: pairs per sequence 128²/2 + (4096 - 128)·128 = 8,192 + 507,904 = 516,096
+  //                flops = 2·2·516,096·64·128 = 16,911,433,728 (full: 2·2·4096²/2·64·128 = 274,877,906,944)
+  //   chunked 1024: 4 chunks of 1024²/2 = 2,097,152 pairs per sequence
+  const ModelSpec oss = load_model("gpt-oss-20b");
+  OpContext context = tokens_context(8192);
+  context.seq_len = 4096;
+  EXPECT_DOUBLE_EQ(layer_op_kernels(oss, LayerOp::ATTN_CORE, Pass::FORWARD, context)[0].flops,
+                   274'877'906'944.0);
+  context.window = AttentionWindow::SLIDING;
+  context.window_tokens = 128;
+  const KernelCost sliding = layer_op_kernels(oss, LayerOp::ATTN_CORE, Pass::FORWARD, context)[0];
+  EXPECT_DOUBLE_EQ(sliding.flops, 16'911'433'728.0);
+  EXPECT_DOUBLE_EQ(sliding.attn_score_pairs, 516'096.0);
+  EXPECT_EQ(sliding.attn_row_span, 256);  // a row of tiles holds 128 keys, as a causal row at length 256
+  context.window = AttentionWindow::CHUNKED;
+  context.window_tokens = 1024;
+  const KernelCost chunked = layer_op_kernels(oss, LayerOp::ATTN_CORE, Pass::FORWARD, context)[0];
+  EXPECT_DOUBLE_EQ(chunked.attn_score_pairs, 2'097'152.0);
+  EXPECT_EQ(chunked.attn_row_span, 1024);
+}
+
+TEST(LayerOps, SlidingDecodeReadsOnlyTheWindowOfTheCache) {
+  // GPT-OSS-20B decode, bf16: 8 sequences of 1 query after 1000 cached keys, sliding window 128:
+  //   pairs 8·128; flops = 2·1,024·64·128 = 16,777,216
+  //   bytes = q 8·64·64·2 + k and v 8·128·8·64·2 each + o 8·64·64·2 + row stats 8·64·4
+  //         = 65,536 + 2·1,048,576 + 65,536 + 2,048 = 2,230,272
+  //   full attention reads all 1,001 keys: 131,072 + 2·(8·1001·8·64·2 = 8,200,192) + 2,048 = 16,533,504
+  const ModelSpec oss = load_model("gpt-oss-20b");
+  OpContext context = tokens_context(8);
+  context.seq_len = 1;
+  context.prefix_len = 1000;
+  EXPECT_DOUBLE_EQ(layer_op_kernels(oss, LayerOp::ATTN_CORE, Pass::FORWARD, context)[0].bytes, 16'533'504.0);
+  context.window = AttentionWindow::SLIDING;
+  context.window_tokens = 128;
+  const KernelCost kernel = layer_op_kernels(oss, LayerOp::ATTN_CORE, Pass::FORWARD, context)[0];
+  EXPECT_DOUBLE_EQ(kernel.flops, 16'777'216.0);
+  EXPECT_DOUBLE_EQ(kernel.bytes, 2'230'272.0);
+}
+
 TEST(LayerOps, MlaAttentionCoreUsesRopeAndValueWidths) {
   // DeepSeek-V2-Lite, one sequence of 4096, 16 heads, d_qk = 128 + 64 = 192, d_v = 128:
   //   2·4096²·16·(192 + 128)/2 = 16,777,216·16·320 = 85,899,345,920

@@ -16,10 +16,10 @@ namespace {
 
 namespace fs = std::filesystem;
 
-const std::vector<std::string> kShippedModels = {"deepseek-v2",       "deepseek-v2-lite", "deepseek-v3",
-                                                 "flashmoe-eval",     "gpt-moe-l",        "gpt-moe-m",
-                                                 "gpt-moe-s",         "llama4-scout",     "mixtral-8x7b",
-                                                 "moonlight-16b-a3b", "qwen3-235b-a22b",  "qwen3-30b-a3b"};
+const std::vector<std::string> kShippedModels = {
+    "deepseek-v2",  "deepseek-v2-lite",  "deepseek-v3",     "flashmoe-eval", "gpt-moe-l",
+    "gpt-moe-m",    "gpt-moe-s",         "gpt-oss-120b",    "gpt-oss-20b",   "llama4-scout",
+    "mixtral-8x7b", "moonlight-16b-a3b", "qwen3-235b-a22b", "qwen3-30b-a3b"};
 
 // The SPEC's example model, which every bad-input test below breaks in exactly one place.
 nlohmann::json valid_document() {
@@ -108,6 +108,43 @@ TEST(ModelSpec, QkNormIsAnOptionalBoolean) {
   EXPECT_EQ(load_error(document), "bad.json: /attention/qk_norm = \"yes\": expected true or false");
   EXPECT_TRUE(load_model("qwen3-30b-a3b").attention.qk_norm);  // HF Qwen3MoeAttention's q_norm, k_norm
   EXPECT_FALSE(load_model("mixtral-8x7b").attention.qk_norm);
+}
+
+TEST(ModelSpec, AttentionWindowAndItsLayers) {
+  nlohmann::json document = gqa_document();
+  const ModelSpec plain = model_from_json(document, "m.json");
+  EXPECT_EQ(plain.attention.window, AttentionWindow::FULL);
+  EXPECT_FALSE(plain.attention.windowed_layer(0));
+  document["attention"]["window"] = {{"kind", "sliding"}, {"tokens", 128}, {"full_every", 2}};
+  const ModelSpec alternating = model_from_json(document, "m.json");
+  EXPECT_EQ(alternating.attention.window, AttentionWindow::SLIDING);
+  EXPECT_EQ(alternating.attention.window_tokens, 128);
+  // GPT-OSS's layer_types: sliding_attention at even 0-based layers, full_attention at odd ones.
+  EXPECT_TRUE(alternating.attention.windowed_layer(0));
+  EXPECT_FALSE(alternating.attention.windowed_layer(1));
+  EXPECT_TRUE(alternating.attention.windowed_layer(2));
+  document["attention"]["window"] = {{"kind", "chunked"}, {"tokens", 8192}};
+  const ModelSpec every = model_from_json(document, "m.json");
+  EXPECT_EQ(every.attention.window, AttentionWindow::CHUNKED);
+  EXPECT_TRUE(every.attention.windowed_layer(3));
+  // Llama 4: (layer_idx + 1) % 4 != 0 uses chunked attention (the RoPE layers); 3, 7, ... attend in full.
+  const AttentionSpec& scout = load_model("llama4-scout").attention;
+  EXPECT_EQ(scout.window, AttentionWindow::CHUNKED);
+  EXPECT_TRUE(scout.windowed_layer(2));
+  EXPECT_FALSE(scout.windowed_layer(3));
+  EXPECT_TRUE(scout.windowed_layer(4));
+
+  document["attention"]["window"] = {{"kind", "local"}, {"tokens", 128}};
+  EXPECT_EQ(load_error(document),
+            "bad.json: /attention/window/kind = \"local\": must be one of sliding, chunked");
+  document["attention"]["window"] = {{"kind", "sliding"}, {"tokens", 0}};
+  EXPECT_EQ(load_error(document), "bad.json: /attention/window/tokens = 0: must be a positive integer");
+  document["attention"]["window"] = {{"kind", "sliding"}, {"tokens", 64}, {"full_every", 1}};
+  EXPECT_EQ(
+      load_error(document),
+      "bad.json: /attention/window/full_every = 1: 1 would make every layer full: leave the window out");
+  document["attention"]["window"] = {{"kind", "sliding"}, {"tokens", 64}, {"size", 1}};
+  EXPECT_EQ(load_error(document), "bad.json: /attention/window/size is not a known key");
 }
 
 // Qwen2-MoE's shared_expert_gate: sigmoid(x w^T) scales the shared experts' output, w [1, hidden].

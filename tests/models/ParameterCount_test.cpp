@@ -23,6 +23,8 @@ const PublishedSize kPublishedSizes[] = {
     {"qwen3-235b-a22b", 235e9, "Qwen3 HF card: 235B total"},
     {"llama4-scout", 109e9, "Llama 4 card: 109B total (incl. vision encoder)"},
     {"mixtral-8x7b", 46.7e9, "Mixtral paper: 46.7B total"},
+    {"gpt-oss-120b", 116.83e9, "gpt-oss model card (OpenAI, 2025): 116.83B total"},
+    {"gpt-oss-20b", 20.91e9, "gpt-oss model card (OpenAI, 2025): 20.91B total"},
 };
 
 TEST(ParameterCount, ShippedSpecsMatchPublishedTotalsWithin3Percent) {

@@ -65,6 +65,17 @@ double comm_ms(const SimulationResult& r, const std::string& name) {
   return -1;
 }
 
+/** rank-0 time (ms) of the named op. */
+double op_ms(const SimulationResult& r, const std::string& name) {
+  const auto& ops = r.program->ops();
+  for (std::size_t i = 0; i < ops.size(); ++i) {
+    if (ops[i].rank == 0 && ops[i].name == name)
+      return static_cast<double>(r.run.ops[i].end - r.run.ops[i].start) / 1e6;
+  }
+  ADD_FAILURE() << "no op " << name;
+  return -1;
+}
+
 }  // namespace
 
 TEST(FarSkip, HidesDispatchAndCombineWhenContentionIsOff) {
@@ -485,4 +496,29 @@ TEST(ModelOps, RunOnceAroundTheStackWhereTheProfileListsThem) {
                 {"final_norm.bwd@2", norm_backward}, {"final_norm@2", norm}, {"model_inputs@0", inputs}}));
   EXPECT_TRUE(blocks("eager", Phase::TRAIN).empty());
   EXPECT_TRUE(blocks("fused", Phase::TRAIN).empty());
+}
+
+// GPT-OSS alternates sliding-window (128) and full attention, layer 0 sliding. At one sequence of 8,192 a
+// sliding layer scores 128^2 / 2 + 8,064 x 128 = 1,040,384 pairs a head against the full layer's 8,192^2 / 2
+// = 33,554,432: 32x less work, at the lower rate of rows of 128 keys; the rest of the layers is the same.
+TEST(Windows, SlidingLayersAttendOverTheirWindowOnly) {
+  Scenario s;
+  s.model = models::load_model("gpt-oss-20b");
+  s.hw = hw::load_profile("h200");
+  s.schedule = "regular";
+  s.parallel.ep = 8;
+  s.workload.phase = Phase::TRAIN;
+  s.workload.tokens = 8192;
+  s.workload.seq_len = 8192;
+  s.workload.layers = 4;
+  const auto r = simulate(s);
+  for (const char* kernel : {".attn_core.flash_fwd", ".attn_core.flash_bwd.dgrad"}) {
+    SCOPED_TRACE(kernel);
+    const double sliding = op_ms(r, "L0" + std::string(kernel)), full = op_ms(r, "L1" + std::string(kernel));
+    EXPECT_LT(sliding, full / 4);
+    EXPECT_GT(sliding, full / 32);  // slower per pair than the full layer, never faster
+    EXPECT_DOUBLE_EQ(op_ms(r, "L2" + std::string(kernel)), sliding);
+    EXPECT_DOUBLE_EQ(op_ms(r, "L3" + std::string(kernel)), full);
+  }
+  EXPECT_DOUBLE_EQ(op_ms(r, "L0.attn_qkv.qkv_proj"), op_ms(r, "L1.attn_qkv.qkv_proj"));
 }

@@ -49,7 +49,18 @@ CONFIGS = {
         "model_type": "llama4_text", "num_hidden_layers": 48, "hidden_size": 5120, "num_attention_heads": 40,
         "num_key_value_heads": 8, "head_dim": 128, "num_local_experts": 16, "num_experts_per_tok": 1,
         "intermediate_size": 8192, "intermediate_size_mlp": 16384, "interleave_moe_layer_step": 1,
-        "vocab_size": 202048, "hidden_act": "silu", "rms_norm_eps": 1e-5}},
+        "vocab_size": 202048, "hidden_act": "silu", "rms_norm_eps": 1e-5, "attention_chunk_size": 8192,
+        "no_rope_layer_interval": 4}},
+    (SPECS, "gpt-oss-120b"): {
+        "model_type": "gpt_oss", "num_hidden_layers": 36, "hidden_size": 2880, "num_attention_heads": 64,
+        "num_key_value_heads": 8, "head_dim": 64, "num_local_experts": 128, "num_experts_per_tok": 4,
+        "intermediate_size": 2880, "vocab_size": 201088, "sliding_window": 128, "attention_bias": True,
+        "layer_types": ["sliding_attention", "full_attention"] * 18, "hidden_act": "silu", "rms_norm_eps": 1e-5},
+    (SPECS, "gpt-oss-20b"): {
+        "model_type": "gpt_oss", "num_hidden_layers": 24, "hidden_size": 2880, "num_attention_heads": 64,
+        "num_key_value_heads": 8, "head_dim": 64, "num_local_experts": 32, "num_experts_per_tok": 4,
+        "intermediate_size": 2880, "vocab_size": 201088, "sliding_window": 128, "attention_bias": True,
+        "layer_types": ["sliding_attention", "full_attention"] * 12, "hidden_act": "silu", "rms_norm_eps": 1e-5},
     (NEW_MODELS, "olmoe-1b-7b"): {
         "model_type": "olmoe", "num_hidden_layers": 16, "hidden_size": 2048, "num_attention_heads": 16,
         "num_key_value_heads": 16, "num_experts": 64, "num_experts_per_tok": 8, "intermediate_size": 1024,
@@ -85,6 +96,32 @@ class HfConfigToSpecTest(unittest.TestCase):
         self.assertNotIn("shared_gate", spec["moe"])
         _, notes = spec_from_config(dict(CONFIGS[(SPECS, "qwen3-30b-a3b")], mlp_only_layers=[3, 7]))
         self.assertTrue(any("not a leading run" in n for n in notes), notes)
+
+    def test_windows_from_layer_kinds(self):
+        llama4 = CONFIGS[(SPECS, "llama4-scout")]["text_config"]
+        # newer transformers write Llama 4's kinds out as layer_types
+        kinds = ["chunked_attention", "chunked_attention", "chunked_attention", "full_attention"] * 12
+        spec, _ = spec_from_config(dict(llama4, layer_types=kinds))
+        self.assertEqual(spec["attention"]["window"], {"kind": "chunked", "tokens": 8192, "full_every": 4})
+        mixtral = CONFIGS[(SPECS, "mixtral-8x7b")]
+        spec, _ = spec_from_config(dict(mixtral, sliding_window=4096))  # Mistral's: every layer slides
+        self.assertEqual(spec["attention"]["window"], {"kind": "sliding", "tokens": 4096})
+        spec, _ = spec_from_config(dict(mixtral, sliding_window=4096, use_sliding_window=False))  # Qwen2's default
+        self.assertNotIn("window", spec["attention"])
+        last = ["sliding_attention"] * 23 + ["full_attention"]  # only the last layer full: every 24th
+        spec, _ = spec_from_config(dict(CONFIGS[(SPECS, "gpt-oss-20b")], layer_types=last))
+        self.assertEqual(spec["attention"]["window"]["full_every"], 24)
+        irregular = ["full_attention"] + ["sliding_attention"] * 4 + ["full_attention"] + ["sliding_attention"] * 18
+        spec, notes = spec_from_config(dict(CONFIGS[(SPECS, "gpt-oss-20b")], layer_types=irregular))
+        self.assertNotIn("window", spec["attention"])
+        self.assertTrue(any("simulated as full attention" in n for n in notes), notes)
+        hybrid = ["linear_attention", "linear_attention", "linear_attention", "full_attention"] * 12
+        spec, notes = spec_from_config(dict(CONFIGS[(SPECS, "qwen3-30b-a3b")], layer_types=hybrid))
+        self.assertNotIn("window", spec["attention"])
+        self.assertTrue(any("linear_attention" in n for n in notes), notes)
+        r, spec = self.run_tool(json.dumps(CONFIGS[(SPECS, "gpt-oss-20b")]))
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertEqual(spec["attention"]["window"], {"kind": "sliding", "tokens": 128, "full_every": 2})
 
     def run_tool(self, text):
         with tempfile.TemporaryDirectory() as d:

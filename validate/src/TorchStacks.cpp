@@ -50,6 +50,8 @@ models::ModelSpec stack_model(const traces::TorchStackRecord& r) {
   // Likewise the shared experts' gate (Qwen2-MoE's), which kernels/torch_stacks' layers build since
   // 2026-11-29.
   m.moe.shared_gate = s.shared_gate.value_or(r.implementation == "transformers" && m.moe.shared_gate);
+  // kernels/torch_stacks' layers attend over the whole sequence; transformers runs the model's own windows.
+  if (r.implementation != "transformers") m.attention.window = models::AttentionWindow::FULL;
   if (r.model_spec.empty()) {
     m.dense_layers = 0;
     m.moe_every = 1;

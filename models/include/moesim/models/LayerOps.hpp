@@ -74,6 +74,13 @@ struct OpContext {
    * sequences.
    */
   std::int64_t prefix_len = 0;
+  /**
+   * @brief ATTN_CORE: the local window this layer's queries attend through (FULL: their whole prefix);
+   * callers set it from AttentionSpec::windowed_layer of the layer.
+   */
+  AttentionWindow window = AttentionWindow::FULL;
+  /** @brief ATTN_CORE: the window's tokens (sliding) or chunk length (chunked). */
+  std::int64_t window_tokens = 0;
   /** @brief Attention tensor-parallel degree: heads and projection columns split tp ways (must divide heads).
    */
   int tp = 1;
@@ -117,6 +124,14 @@ struct OpContext {
  */
 std::vector<KernelCost> layer_op_kernels(const ModelSpec& spec, LayerOp op, Pass pass,
                                          const OpContext& context);
+
+/**
+ * @brief Query-key score pairs of one sequence and head: `seq` causal queries after `prefix` keys, through
+ * `window` of `window_tokens` (ignored for FULL), the diagonal square counted half (full: seq·prefix +
+ * seq²/2).
+ */
+double attention_score_pairs(std::int64_t seq, std::int64_t prefix, AttentionWindow window,
+                             std::int64_t window_tokens);
 
 /** @brief Lower-case name of `op` ("attn_qkv", "routed_experts"...), also the prefix of its kernel names. */
 std::string to_string(LayerOp op);

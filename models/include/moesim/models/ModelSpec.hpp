@@ -20,6 +20,13 @@ enum class AttentionType {
   MLA,  ///< DeepSeek multi-head latent attention: keys/values decompressed from a low-rank latent.
 };
 
+/** @brief Which keys a query attends to besides being causal. */
+enum class AttentionWindow {
+  FULL,     ///< Every earlier position of its sequence.
+  SLIDING,  ///< The last `window_tokens` positions, itself included (Mistral, GPT-OSS `sliding_window`).
+  CHUNKED,  ///< The earlier positions of its own chunk of `window_tokens` (Llama 4 `attention_chunk_size`).
+};
+
 /** @brief Attention block dimensions. The MLA-only fields are 0 for MHA and GQA. */
 struct AttentionSpec {
   /** @brief Projection family; decides which fields apply. */
@@ -42,7 +49,18 @@ struct AttentionSpec {
   /** @brief Queries and keys RMS-normalized per head before RoPE (Qwen3's q_norm/k_norm); implementation
    * profiles charge its kernels (steps `when: qk_norm`), the fused runner has none. */
   bool qk_norm = false;
+  /** @brief Local attention of the windowed layers (FULL: every layer attends to its whole prefix). */
+  AttentionWindow window = AttentionWindow::FULL;
+  /** @brief SLIDING: keys per query; CHUNKED: chunk length. 0 with FULL. */
+  int window_tokens = 0;
+  /**
+   * @brief Layers that keep full attention among windowed ones: 0-based layer i is full iff
+   * (i + 1) % full_every == 0 (GPT-OSS alternates, 2; Llama 4's NoPE layers, 4). 0: every layer windowed.
+   */
+  int full_every = 0;
 
+  /** @brief Whether 0-based `layer` attends through the window (false for FULL models). */
+  bool windowed_layer(int layer) const;
   /** @brief Width of one query/key head as attention sees it: head_dim (+ rope_head_dim for MLA). */
   int qk_head_dim() const;
   /** @brief Width of one value head: v_head_dim for MLA, head_dim otherwise. */

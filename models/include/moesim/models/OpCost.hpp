@@ -58,6 +58,17 @@ struct KernelCost {
   std::int64_t attn_seq = 0;
   /** @brief ATTENTION kernels: keys a sequence holds before its first query (KV cache, earlier chunks). */
   std::int64_t attn_prefix = 0;
+  /**
+   * @brief ATTENTION kernels: query-key score pairs per sequence and head, the diagonal square counted
+   * half (s·prefix + s²/2 for full causal attention; a window cuts it). 0: full causal from attn_seq and
+   * attn_prefix.
+   */
+  double attn_score_pairs = 0;
+  /**
+   * @brief ATTENTION kernels under a window: the causal length whose rows of tiles are as long as this
+   * kernel's (2 x the window for sliding, whose rows hold a window of keys; the chunk for chunked). 0: none.
+   */
+  std::int64_t attn_row_span = 0;
   /** @brief ATTENTION kernels: query/key head width. */
   std::int64_t attn_head_dim = 0;
   /** @brief ATTENTION kernels: sequences x query heads of the call (its parallel work items). */
