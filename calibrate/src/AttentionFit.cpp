@@ -242,4 +242,58 @@ void fit_attention(Context& c) {
   c.calibrated_parts.push_back(choice.have_torch ? "attention (PyTorch SDPA)" : "attention (unfused kernel)");
 }
 
+namespace {
+// A full causal call's cost per score pair: batch sequences of seq^2 / 2 pairs a head.
+double cost_per_pair(const WindowAttentionCase& w) {
+  const auto seq = static_cast<double>(w.seq);
+  return w.forward_s / (static_cast<double>(w.batch) * seq * seq / 2.0);
+}
+}  // namespace
+
+// A row of queries costs a fused kernel `a` keys beyond its pairs (edge tiles, the row's start and end): a
+// pair in a row of k keys costs (1 + a / k) of one in an endless row. Full causal rows hold L / 2 keys on
+// average, so per shape and backend the shortest and longest calls of equal tokens give (1 + 2a / Lmin) = R
+// (1 + 2a / Lmax), R their ratio of cost per pair. Only full causal calls are fitted: the windowed ones are
+// left to check it.
+void fit_attention_rows(Context& c) {
+  std::map<std::tuple<std::string, std::int64_t, std::int64_t, std::int64_t>,
+           std::vector<const WindowAttentionCase*>>
+      shapes;
+  for (const WindowAttentionCase& w : c.in.bench.window_attention) {
+    if (w.window_kind == "full") shapes[{w.backend, w.heads, w.head_dim, w.batch * w.seq}].push_back(&w);
+  }
+  std::set<std::string> windowed_backends;
+  for (const WindowAttentionCase& w : c.in.bench.window_attention)
+    if (w.window_kind != "full") windowed_backends.insert(w.backend);
+  std::vector<double> overheads;
+  std::string per_shape;
+  for (auto& [key, calls] : shapes) {
+    const auto& [backend, heads, head_dim, tokens] = key;
+    if (!windowed_backends.count(backend) || calls.size() < 2) continue;  // the kernels that run windows
+    const auto [shortest, longest] = std::minmax_element(
+        calls.begin(), calls.end(), [](const auto* a, const auto* b) { return a->seq < b->seq; });
+    const double ratio = cost_per_pair(**shortest) / cost_per_pair(**longest);
+    const double a = (ratio - 1) / (2.0 / static_cast<double>((*shortest)->seq) -
+                                    2.0 * ratio / static_cast<double>((*longest)->seq));
+    if (!(a > 0)) continue;  // no longer per pair at the shorter rows: nothing to fit
+    overheads.push_back(a);
+    per_shape += std::string(per_shape.empty() ? "" : "; ") + backend + " " + std::to_string(heads) +
+                 " heads x " + std::to_string(head_dim) + ": R " + num((*shortest)->seq, 5) + " / " +
+                 num((*longest)->seq, 5) + " = " + num(ratio, 4) + ", a " + num(a, 3);
+  }
+  if (overheads.empty()) return;
+  hw::AttentionRows& rows = c.out.profile.efficiency.attention_rows;
+  double sum = 0;
+  for (double a : overheads) sum += a;
+  rows.overhead_keys = std::round(sum / static_cast<double>(overheads.size()));
+  rows.source =
+      "Fused attention's cost of a row of queries beyond its score pairs, " + num(rows.overhead_keys, 4) +
+      " keys: the mean over " + std::to_string(overheads.size()) + " shapes of torch_window_attention " +
+      files_tags(c, "torch_window_attention") +
+      "'s full causal calls of equal tokens, each shape's shortest and longest sequence (rows of L / 2 "
+      "keys): (1 + 2a / Lmin) = R (1 + 2a / Lmax), R their ratio of time per score pair (" +
+      per_shape + "). The windowed calls of the same runs are not fitted.";
+  c.calibrated_parts.push_back("attention rows (windowed attention)");
+}
+
 }  // namespace moesim::calibrate::detail

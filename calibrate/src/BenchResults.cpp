@@ -265,6 +265,29 @@ void add_torch_index_add(const JsonAt& doc, const JsonAt& results, BenchResults&
   }
 }
 
+// Windowed and full causal attention (kernels/tools/torch_window_attention.py), a run of its own. A call a
+// backend refused (out of memory) holds an "error" and no time: it is skipped.
+void add_torch_window_attention(const JsonAt& doc, const JsonAt& results, BenchResults& out) {
+  out.runs.push_back(torch_tool_run(doc, "torch_window_attention", "date_utc"));
+  if (doc.string("unit") != "us") doc.fail("unit", "must be \"us\"");
+  for (std::size_t i = 0; i < results.value().size(); ++i) {
+    JsonAt r = results.at(i);
+    if (r.has("error")) continue;
+    WindowAttentionCase w;
+    w.backend = r.string("backend");
+    w.window_kind = r.string("window_kind");
+    if (w.window_kind != "full" && w.window_kind != "sliding" && w.window_kind != "chunked")
+      r.fail("window_kind", "= \"" + w.window_kind + "\": expected full, sliding or chunked");
+    w.heads = r.count("heads", 1, kMaxDim);
+    w.head_dim = r.count("head_dim", 1, kMaxDim);
+    w.seq = r.count("seq", 1, kMaxDim);
+    w.batch = r.count("batch", 1, kMaxDim);
+    w.window = r.count("window", w.window_kind == "full" ? 0 : 1, kMaxDim);
+    w.forward_s = r.bounded("forward_us", 1e-3, 3.6e9) * 1e-6;
+    out.window_attention.push_back(w);
+  }
+}
+
 void add_power(const JsonAt& doc, const JsonAt& results, BenchResults& out) {
   PowerRun power = read_power_run(doc);
   for (std::size_t i = 0; i < results.value().size(); ++i) {
@@ -295,14 +318,19 @@ void add_document(const JsonAt& doc, BenchResults& out) {
       doc.value().at("schema_version").get<std::int64_t>() != 1)
     doc.fail("schema_version", "must be 1 (a kernels/ results file: see kernels/README.md)");
   const std::string tool = doc.string("tool");
-  if (tool.rfind("moesim-kernels", 0) != 0 && tool != "moesim-torch-index-add-rates")
+  if (tool.rfind("moesim-kernels", 0) != 0 && tool != "moesim-torch-index-add-rates" &&
+      tool != "moesim-torch-window-attention")
     doc.fail("tool", "= \"" + tool +
-                         "\": not a kernels/ results file (expected moesim-kernels... or "
-                         "moesim-torch-index-add-rates)");
+                         "\": not a kernels/ results file (expected moesim-kernels..., "
+                         "moesim-torch-index-add-rates or moesim-torch-window-attention)");
   JsonAt results = doc.at("results");
   if (!results.value().is_array()) doc.fail("results", "must be an array");
   if (tool == "moesim-torch-index-add-rates") {
     add_torch_index_add(doc, results, out);
+    return;
+  }
+  if (tool == "moesim-torch-window-attention") {
+    add_torch_window_attention(doc, results, out);
     return;
   }
 

@@ -90,6 +90,7 @@ void fit_memory_kernels(Context& c);
 void fit_launch(Context& c);
 /** @brief gpu.atomic_add_bf16_per_s from torch_index_add_rates records (AtomicAddFit.cpp). */
 void fit_atomic_add(Context& c);
+void fit_attention_rows(Context& c);
 /** @brief blas_call_overhead_us from launch_bench's eager_host_gemm or gemm_bench's host time
  * (LaunchFit.cpp). */
 void fit_blas_call(Context& c);

@@ -37,7 +37,7 @@ CalibrationResult calibrate(const hw::HwProfile& base, const CalibrationInputs& 
   const BenchResults& b = inputs.bench;
   if (b.gemm.empty() && b.grouped_gemm.empty() && b.tile_gemm.empty() && b.attention.empty() &&
       b.memory.empty() && b.collectives.empty() && b.contention.empty() && b.launch.empty() &&
-      b.power.empty() && inputs.nccl_tests.empty() && inputs.traces.empty()) {
+      b.power.empty() && b.window_attention.empty() && inputs.nccl_tests.empty() && inputs.traces.empty()) {
     throw ConfigError("calibrate", "",
                       "nothing to calibrate: the inputs hold no benchmark results, logs or traces");
   }
@@ -62,6 +62,7 @@ CalibrationResult calibrate(const hw::HwProfile& base, const CalibrationInputs& 
   fit_grouped_gemm(c);
   fit_tile_gemm(c);
   fit_attention(c);
+  fit_attention_rows(c);
   fit_memory(c);
   fit_collectives(c);
   fit_contention(c);

@@ -12,16 +12,14 @@ namespace {
  * The causal self-attention length with as many score pairs per sequence and head as the kernel:
  * L^2 / 2 = its pairs (seq x prefix + seq^2 / 2 without a window). The efficiency curves are over causal L,
  * and their rate follows the work (hwprofiles: equal_work_seq), so a decode step (1 query, 2,000 cached
- * keys) reads the curve at the work it does, not at a length of 1. A window also shortens the rows of
- * tiles, each as the rows of a causal kernel of its row span: no longer than that, however much work.
+ * keys) reads the curve at the work it does, not at a length of 1.
  */
 std::int64_t causal_equivalent_seq(const models::KernelCost& cost) {
   const double s = static_cast<double>(std::max<std::int64_t>(cost.attn_seq, 1));
   const double pairs = cost.attn_score_pairs > 0
                            ? cost.attn_score_pairs
                            : s * static_cast<double>(std::max<std::int64_t>(cost.attn_prefix, 0)) + s * s / 2;
-  const std::int64_t equal_work = std::llround(std::sqrt(2.0 * pairs));
-  return cost.attn_row_span > 0 ? std::min(equal_work, cost.attn_row_span) : equal_work;
+  return std::llround(std::sqrt(2.0 * pairs));
 }
 }  // namespace
 
@@ -43,10 +41,15 @@ sim::KernelWork kernel_work(const hw::HwProfile& hw, const models::KernelCost& c
       rate = hw.sustained_peak_flops(dt) * hw.grouped_gemm_efficiency(g.m, g.n, g.k, g.groups) *
              hw.gemm_dtype_factor(dt);
       break;
-    case KernelClass::ATTENTION:
-      rate = hw.sustained_peak_flops(dt) *
-             hw.attention_efficiency(causal_equivalent_seq(cost), pass, attention, cost.attn_batch_heads);
+    case KernelClass::ATTENTION: {
+      const std::int64_t seq = causal_equivalent_seq(cost);
+      rate =
+          hw.sustained_peak_flops(dt) * hw.attention_efficiency(seq, pass, attention, cost.attn_batch_heads);
+      // A window's rows are shorter than those of the causal kernels the curve measured at that work.
+      if (attention == hw::AttentionImpl::FUSED)
+        rate *= hw.attention_row_factor(seq, cost.attn_batch_heads, cost.attn_row_keys);
       break;
+    }
     case KernelClass::MEMORY:
       w.memory_comm_slowdown = hw.contention.memory_slowdown_with_comm;
       break;

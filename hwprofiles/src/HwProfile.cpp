@@ -139,6 +139,13 @@ double HwProfile::attention_efficiency(std::int64_t seq, AttentionPass pass, Att
   return pass == AttentionPass::FORWARD || own_backward ? value : value * efficiency.attention_bwd_factor;
 }
 
+double HwProfile::attention_row_factor(std::int64_t seq, std::int64_t batch_heads, double row_keys) const {
+  const double a = efficiency.attention_rows.overhead_keys;
+  if (a <= 0 || row_keys <= 0) return 1.0;
+  const double reading = equal_work_seq(as_axis(seq), batch_heads, efficiency.attention_fwd.batch_heads);
+  return (1.0 + 2.0 * a / reading) / (1.0 + a / row_keys);
+}
+
 double HwProfile::gemm_slowdown_with_comm(double kernel_s) const {
   if (contention.gemm_kernel_s.empty()) return contention.compute_slowdown_with_comm;
   return interpolate_log_x(contention.gemm_kernel_s, contention.gemm_slowdown, kernel_s);

@@ -226,6 +226,11 @@ EfficiencySpec parse_efficiency(JsonObject obj) {
   e.attention_bwd_factor = obj.number("attention_bwd_factor");
   if (auto backward = obj.optional_object("attention_bwd"))
     e.attention_bwd = parse_attention_curve(*backward);
+  if (auto rows = obj.optional_object("attention_rows")) {
+    e.attention_rows.overhead_keys = rows->number("overhead_keys");
+    e.attention_rows.source = rows->string("source");
+    rows->finish();
+  }
   e.memory = parse_curve(obj.object("memory"), "bytes");
   if (auto router = obj.optional_object("router_topk")) e.router_topk = parse_router_topk(std::move(*router));
   if (auto tile = obj.optional_object("tile_gemm")) e.tile_gemm = parse_tile_gemm(std::move(*tile));

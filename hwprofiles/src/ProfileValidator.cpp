@@ -256,6 +256,10 @@ void validate_efficiency(const HwProfile& p, const RuleChecker& check) {
     validate_curve(e.attention_unfused_fwd, "/efficiency/attention_unfused_fwd", "seq", check);
   check.fraction("/efficiency/attention_bwd_factor", e.attention_bwd_factor);
   if (!e.attention_bwd.x.empty()) validate_curve(e.attention_bwd, "/efficiency/attention_bwd", "seq", check);
+  if (!e.attention_rows.source.empty()) {
+    check.within("/efficiency/attention_rows/overhead_keys", e.attention_rows.overhead_keys, kOne, 0, 65536);
+    check.not_empty("/efficiency/attention_rows/source", e.attention_rows.source);
+  }
   validate_curve(e.memory, "/efficiency/memory", "bytes", check);
   if (!e.router_topk.top_k.empty()) validate_router_topk(e.router_topk, check);
   if (e.tile_gemm.tile_m > 0) validate_tile_gemm(p, check);

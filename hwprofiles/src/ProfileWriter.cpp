@@ -134,6 +134,10 @@ ordered_json efficiency_json(const EfficiencySpec& e) {
   }
   if (!e.attention_bwd.x.empty())
     out = insert_after(out, "attention_bwd_factor", "attention_bwd", attention_curve(e.attention_bwd));
+  if (!e.attention_rows.source.empty())
+    out = insert_after(
+        out, "attention_bwd_factor", "attention_rows",
+        {{"overhead_keys", e.attention_rows.overhead_keys}, {"source", e.attention_rows.source}});
   if (e.attention_unfused_fwd.x.empty()) return out;
   const EfficiencyCurve& unfused = e.attention_unfused_fwd;
   return insert_after(out, "attention_fwd", "attention_unfused_fwd",

@@ -236,8 +236,8 @@ void attention_core_kernels(const ModelSpec& spec, Pass pass, const OpContext& c
     kernel.attn_seq = context.seq_len;
     kernel.attn_prefix = context.prefix_len;
     kernel.attn_score_pairs = pairs;
-    if (context.window == AttentionWindow::SLIDING) kernel.attn_row_span = 2 * context.window_tokens;
-    if (context.window == AttentionWindow::CHUNKED) kernel.attn_row_span = context.window_tokens;
+    if (context.window != AttentionWindow::FULL)
+      kernel.attn_row_keys = pairs / static_cast<double>(context.seq_len);
     kernel.attn_head_dim = static_cast<std::int64_t>(d_qk);
     kernel.attn_batch_heads = std::llround(sequences * query_heads);
   };

@@ -115,8 +115,8 @@ TEST(BenchResults, ErrorsNameFileAndLineOrPointer) {
   EXPECT_EQ(error_of(R"({"schema_version": 2, "tool": "moesim-kernels"})", "v2.json"),
             "v2.json: /schema_version must be 1 (a kernels/ results file: see kernels/README.md)");
   EXPECT_EQ(error_of(R"({"schema_version": 1, "tool": "nccl-tests", "results": []})", "other.json"),
-            "other.json: /tool = \"nccl-tests\": not a kernels/ results file (expected moesim-kernels... or "
-            "moesim-torch-index-add-rates)");
+            "other.json: /tool = \"nccl-tests\": not a kernels/ results file (expected moesim-kernels..., "
+            "moesim-torch-index-add-rates or moesim-torch-window-attention)");
   // kernels/tools/torch_index_add_rates.py records: each case read as its rows, hidden, dtype and times.
   const std::string index_add = R"({"schema_version": 1, "tool": "moesim-torch-index-add-rates", "unit": "us",
     "date_utc": "2026-11-27T03:41:04Z", "gpu": "NVIDIA H200", "torch": "2.11.0", "results": [
@@ -148,6 +148,25 @@ TEST(BenchResults, ErrorsNameFileAndLineOrPointer) {
   EXPECT_EQ(index_add_with("\"bfloat16\"", "\"float16\""),
             "index-add.json: /results/0/dtype = \"float16\": expected bfloat16 or float32");
   EXPECT_EQ(index_add_with("\"us\"", "\"ms\""), "index-add.json: /unit must be \"us\"");
+  // kernels/tools/torch_window_attention.py records: a call a backend refused (an "error") is skipped.
+  const std::string window = R"({"schema_version": 1, "tool": "moesim-torch-window-attention", "unit": "us",
+    "date_utc": "2026-11-30T06:33:00Z", "gpu": "NVIDIA H200", "torch": "2.11.0", "tokens": 32768, "results": [
+    {"backend": "flex", "shape": "gpt-oss", "heads": 64, "kv_heads": 8, "head_dim": 64, "seq": 4096, "batch": 8,
+     "window_kind": "sliding", "window": 128, "forward_us": 662.3, "forward_backward_us": 3088.8},
+    {"backend": "flex", "shape": "gpt-oss", "seq": 8192, "batch": 4, "window_kind": "full", "window": 0,
+     "error": "CUDA out of memory."}]})";
+  BenchResults windows;
+  add_bench_document(window, "window.json", windows);
+  ASSERT_EQ(windows.window_attention.size(), 1u);
+  EXPECT_EQ(windows.window_attention[0].window_kind, "sliding");
+  EXPECT_EQ(windows.window_attention[0].window, 128);
+  EXPECT_EQ(windows.window_attention[0].batch, 8);
+  EXPECT_DOUBLE_EQ(windows.window_attention[0].forward_s, 662.3e-6);
+  EXPECT_EQ(windows.runs.at(0).benchmark, "torch_window_attention");
+  std::string kind = window;
+  kind.replace(kind.find("\"sliding\""), 9, "\"local\"");
+  EXPECT_EQ(error_of(kind, "window.json"),
+            "window.json: /results/0/window_kind = \"local\": expected full, sliding or chunked");
   std::string doc = kGemmDocument;
   doc.replace(doc.find("\"m\": 16"), 7, "\"m\": \"16\"");
   EXPECT_EQ(error_of(doc, "gemm.json"), "gemm.json: /results/1/m must be an integer");

@@ -33,6 +33,8 @@ sdpa200=data/calibration/2026-11-27-nvidia-h200-sdpa-held
 # torch index_add_ against a dense add: the GPU's bf16 atomic-add rate
 index100=data/calibration/2026-11-27-nvidia-h100-index-add
 index200=data/calibration/2026-11-27-nvidia-h200-index-add-sdpa
+# flex_attention through sliding and chunked windows and in full: the fused kernel's cost of a row of queries
+window200=data/calibration/2026-11-30-nvidia-h200-window-attention
 rm -f "$out/h100.calibrated.json" "$out/h200.calibrated.json"
 "$moesim" calibrate --base hwprofiles/profiles/h100.json --out "$out/h100.calibrated.json" \
   --from data/calibration/2026-11-21-nvidia-h100-gemm/gemm_first.json $h100ra/gemm_attn.json $h100/grouped_gemm.json $h100/attention.json $sdpa100/sdpa-h16.json $sdpa100/sdpa-h32.json $sdpa100/sdpa-h64.json $h100/memory.json \
@@ -44,7 +46,7 @@ rm -f "$out/h100.calibrated.json" "$out/h200.calibrated.json"
          $x8/contention8.json \
          $h200/contention4_priority.json $hbm/contention2.json $sizes/contention4_gemm_*.json \
          $h200ra/router1_topk_*.json $router/contention4_topk_*.json $router/contention4_norm*.json $h200/launch.json $h200/launch_call2.json $held/launch.json \
-         $eager/launch.json $launch24/launch.json $index200/index-add-h200.json
+         $eager/launch.json $launch24/launch.json $index200/index-add-h200.json $window200/window.json
 
 if [[ "$check" == "--check" ]]; then
   status=0

@@ -133,12 +133,14 @@ TEST(LayerOps, SlidingAndChunkedAttentionCore) {
   const KernelCost sliding = layer_op_kernels(oss, LayerOp::ATTN_CORE, Pass::FORWARD, context)[0];
   EXPECT_DOUBLE_EQ(sliding.flops, 16'911'433'728.0);
   EXPECT_DOUBLE_EQ(sliding.attn_score_pairs, 516'096.0);
-  EXPECT_EQ(sliding.attn_row_span, 256);  // a row of tiles holds 128 keys, as a causal row at length 256
+  EXPECT_DOUBLE_EQ(sliding.attn_row_keys, 126.0);  // 516,096 / 4,096: 128 keys a row but for the first 128
   context.window = AttentionWindow::CHUNKED;
   context.window_tokens = 1024;
   const KernelCost chunked = layer_op_kernels(oss, LayerOp::ATTN_CORE, Pass::FORWARD, context)[0];
   EXPECT_DOUBLE_EQ(chunked.attn_score_pairs, 2'097'152.0);
-  EXPECT_EQ(chunked.attn_row_span, 1024);
+  EXPECT_DOUBLE_EQ(chunked.attn_row_keys, 512.0);  // half a chunk
+  context.window = AttentionWindow::FULL;
+  EXPECT_EQ(layer_op_kernels(oss, LayerOp::ATTN_CORE, Pass::FORWARD, context)[0].attn_row_keys, 0.0);
 }
 
 TEST(LayerOps, SlidingDecodeReadsOnlyTheWindowOfTheCache) {

@@ -161,6 +161,17 @@ struct AtomicAddCase {
   double dense_time_s = 0;  ///< a dense torch.add of rows x hidden elements, per call
 };
 
+/**
+ * @brief One call of kernels/tools/torch_window_attention.py: causal attention of `batch` sequences of `seq`,
+ * in full or through a window (sliding: the last `window` keys; chunked: chunks of `window`).
+ */
+struct WindowAttentionCase {
+  std::string backend;      ///< flex (a compiled block mask), flash_attn, sdpa (full only)
+  std::string window_kind;  ///< full, sliding, chunked
+  std::int64_t heads = 0, head_dim = 0, seq = 0, batch = 0, window = 0;
+  double forward_s = 0;  ///< per call
+};
+
 /** @brief Everything read from the --from files. */
 struct BenchResults {
   std::vector<RunInfo> runs;
@@ -174,6 +185,7 @@ struct BenchResults {
   std::vector<LaunchCase> launch;
   std::vector<PowerRun> power;
   std::vector<AtomicAddCase> atomic_adds;
+  std::vector<WindowAttentionCase> window_attention;
   /// "file: benchmark" of documents calibration has no use for, and "file: power_bench load LOAD" of power
   /// loads it skips (smcopy, gemm+smcopy)
   std::vector<std::string> ignored;

@@ -157,6 +157,13 @@ struct TileGemmSpec {
 };
 
 /** @brief Achieved fractions of peak, each relative to the peak named in the file header comment. */
+/** @brief What a row of queries costs a fused attention kernel beyond its work
+ * (EfficiencySpec::attention_rows). */
+struct AttentionRows {
+  double overhead_keys = 0;
+  std::string source;
+};
+
 struct EfficiencySpec {
   GemmEfficiencyTable gemm;
   GemmShapeCurves gemm_shapes;                      ///< empty when the profile has none
@@ -176,6 +183,13 @@ struct EfficiencySpec {
    * (H200)
    */
   EfficiencyCurve attention_bwd;
+  /**
+   * optional: the fused attention kernel's cost of a row of queries beyond its score pairs, in keys: a pair
+   * costs (1 + overhead_keys / keys in the row) of a pair in an endless row (partly masked edge tiles, the
+   * row's start and end). The curves above fold it in for causal rows at batch_heads; a window's shorter
+   * rows pay it on top. 0: not measured (windowed attention then runs at the curves' rate for its work).
+   */
+  AttentionRows attention_rows;
   EfficiencyCurve memory;       ///< x is the bytes a memory-bound kernel moves
   RouterTopkTable router_topk;  ///< empty when the profile has none
   TileGemmSpec tile_gemm;       ///< empty when the profile has none
@@ -313,6 +327,13 @@ struct HwProfile {
    * against attention_fwd.batch_heads where both are known (0 = unknown: the curve at seq). */
   double attention_efficiency(std::int64_t seq, AttentionPass pass, AttentionImpl impl = AttentionImpl::FUSED,
                               std::int64_t batch_heads = 0) const;
+  /**
+   * @brief What a windowed kernel's shorter rows leave of attention_efficiency(seq, ..., batch_heads): its
+   * query rows hold `row_keys` keys on average, the causal rows the curve measured at that reading x/2
+   * (x = seq · sqrt(batch_heads / attention_fwd.batch_heads)), so (1 + 2a/x) / (1 + a/row_keys) with a =
+   * attention_rows.overhead_keys. 1 without a measured overhead.
+   */
+  double attention_row_factor(std::int64_t seq, std::int64_t batch_heads, double row_keys) const;
   /**
    * @brief The factor beyond the lost SMs on a GEMM kernel that lasts `kernel_s` alone while comm kernels
    * run: the contention section's gemm_slowdown_with_comm table, else compute_slowdown_with_comm.

@@ -64,11 +64,9 @@ struct KernelCost {
    * attn_prefix.
    */
   double attn_score_pairs = 0;
-  /**
-   * @brief ATTENTION kernels under a window: the causal length whose rows of tiles are as long as this
-   * kernel's (2 x the window for sliding, whose rows hold a window of keys; the chunk for chunked). 0: none.
+  /** @brief ATTENTION kernels under a window: keys a query row holds on average (pairs / seq). 0: no window.
    */
-  std::int64_t attn_row_span = 0;
+  double attn_row_keys = 0;
   /** @brief ATTENTION kernels: query/key head width. */
   std::int64_t attn_head_dim = 0;
   /** @brief ATTENTION kernels: sequences x query heads of the call (its parallel work items). */
