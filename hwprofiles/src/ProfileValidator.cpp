@@ -256,7 +256,7 @@ void validate_efficiency(const HwProfile& p, const RuleChecker& check) {
     validate_curve(e.attention_unfused_fwd, "/efficiency/attention_unfused_fwd", "seq", check);
   check.fraction("/efficiency/attention_bwd_factor", e.attention_bwd_factor);
   if (!e.attention_bwd.x.empty()) validate_curve(e.attention_bwd, "/efficiency/attention_bwd", "seq", check);
-  if (!e.attention_rows.source.empty()) {
+  if (e.attention_rows.overhead_keys != 0 || !e.attention_rows.source.empty()) {
     check.within("/efficiency/attention_rows/overhead_keys", e.attention_rows.overhead_keys, kOne, 0, 65536);
     check.not_empty("/efficiency/attention_rows/source", e.attention_rows.source);
   }

@@ -337,6 +337,19 @@ TEST(PhysicalBounds, Clocks) {
   EXPECT_EQ(error_after([](json& d) { d["gpu"]["max_boost_clock_mhz"] = 10000; }), "<accepted>");
 }
 
+TEST(PhysicalBounds, AttentionRowOverhead) {
+  const auto rows = [](double keys, const char* source) {
+    return error_after([&](json& d) {
+      d["efficiency"]["attention_rows"] = {{"overhead_keys", keys}, {"source", source}};
+    });
+  };
+  EXPECT_EQ(rows(-1, "m"),
+            "bad.json: /efficiency/attention_rows/overhead_keys = -1: must be in [0, 65536] "
+            "(physical bound, docs/limits.md)");
+  EXPECT_EQ(rows(223, ""), "bad.json: /efficiency/attention_rows/source = \"\": must not be empty");
+  EXPECT_EQ(rows(65536, "m"), "<accepted>");
+}
+
 TEST(PhysicalBounds, Bandwidths) {
   // A denormal bandwidth made every transfer longer than simulated time can hold ("op never finished").
   EXPECT_EQ(error_after([](json& d) {
