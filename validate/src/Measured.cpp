@@ -199,6 +199,7 @@ schedules::Scenario measured_scenario(const MeasuredRun& run, const hw::HwProfil
   using namespace schedules;
   schedules::Scenario s;
   s.model = models::load_model(run.model);
+  s.model.attention.window = models::AttentionWindow::FULL;  // the layer runner attends over whole sequences
   s.hw = hw;
   s.parallel.ep = run.ep;
   s.parallel.tp = run.tp;
