@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "moesim/common/Error.hpp"
+#include "moesim/models/LayerOps.hpp"
 
 namespace moesim::cost {
 
@@ -15,10 +16,11 @@ namespace {
  * keys) reads the curve at the work it does, not at a length of 1.
  */
 std::int64_t causal_equivalent_seq(const models::KernelCost& cost) {
-  const double s = static_cast<double>(std::max<std::int64_t>(cost.attn_seq, 1));
   const double pairs = cost.attn_score_pairs > 0
                            ? cost.attn_score_pairs
-                           : s * static_cast<double>(std::max<std::int64_t>(cost.attn_prefix, 0)) + s * s / 2;
+                           : models::attention_score_pairs(std::max<std::int64_t>(cost.attn_seq, 1),
+                                                           std::max<std::int64_t>(cost.attn_prefix, 0),
+                                                           models::AttentionWindow::FULL, 0);
   return std::llround(std::sqrt(2.0 * pairs));
 }
 }  // namespace

@@ -225,12 +225,13 @@ models::OpContext ProgramBuilder::context(LayerOp op) const {
   return c;
 }
 
-models::OpContext ProgramBuilder::windowed(int layer, LayerOp op, models::OpContext c) const {
+std::optional<models::OpContext> ProgramBuilder::windowed(int layer, LayerOp op,
+                                                          const models::OpContext& context) const {
   const auto& attention = s_.model.attention;
-  if (op == LayerOp::ATTN_CORE && attention.windowed_layer(layer)) {
-    c.window = attention.window;
-    c.window_tokens = attention.window_tokens;
-  }
+  if (op != LayerOp::ATTN_CORE || !attention.windowed_layer(layer)) return std::nullopt;
+  models::OpContext c = context;
+  c.window = attention.window;
+  c.window_tokens = attention.window_tokens;
   return c;
 }
 
@@ -281,7 +282,8 @@ OpId ProgramBuilder::compute(int layer, const std::string& tag, LayerOp op, Pass
   const cost::OpCostInputs inputs{s_.hw, s_.model, s_.workload.attention, s_.impl.get(), s_.parallel.ep};
   OpId last = NO_OP;
   bool first = true;
-  for (const cost::KernelPiece& k : cost::op_kernels(inputs, op, pass, windowed(layer, op, context))) {
+  const std::optional<models::OpContext> window = windowed(layer, op, context);
+  for (const cost::KernelPiece& k : cost::op_kernels(inputs, op, pass, window ? *window : context)) {
     if (first) {
       deps.insert(deps.end(), pending_waits_.begin(), pending_waits_.end());
       pending_waits_.clear();

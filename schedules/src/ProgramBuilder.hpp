@@ -7,6 +7,7 @@
 #include <deque>
 #include <functional>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -186,8 +187,9 @@ class ProgramBuilder {
 
  private:
   models::OpContext context(LayerOp op) const;
-  /** @brief `c` with the model's attention window where `op` is attention of a windowed `layer`. */
-  models::OpContext windowed(int layer, LayerOp op, models::OpContext c) const;
+  /** @brief `context` with the model's attention window where `op` is attention of a windowed `layer`, else
+   * none (the caller keeps its own: no copy of the per-expert rows for every other op). */
+  std::optional<models::OpContext> windowed(int layer, LayerOp op, const models::OpContext& context) const;
   OpId add_collective(sim::CollectiveSpec spec, int stream, const std::string& category,
                       std::vector<OpId> deps, sim::OpOrigin origin, double launch_ns);
   sim::CollectiveSpec spec(int layer, Comm which) const;

@@ -105,19 +105,33 @@ TEST(OpKernels, AnOpCountsItsFlopsOnceWhetherFusedOrSplit) {
   }
 }
 
+namespace {
+// The h100 profile with a hand-made forward attention curve, (512, 0.1) to (8192, 0.5) log-linear, measured
+// at 16 sequences x heads, so a test can read it by hand.
+hw::HwProfile hand_curve_profile() {
+  auto hw = hw::load_profile("h100");
+  hw.efficiency.attention_fwd.x = {512, 8192};
+  hw.efficiency.attention_fwd.value = {0.1, 0.5};
+  hw.efficiency.attention_fwd.batch_heads = 16;
+  return hw;
+}
+
+models::KernelCost fused_attention_kernel(std::int64_t head_dim) {
+  models::KernelCost cost;
+  cost.name = "attn_core.flash_fwd";
+  cost.kind = models::KernelClass::ATTENTION;
+  cost.attn_head_dim = head_dim;
+  return cost;
+}
+}  // namespace
+
 // A KV cache adds score pairs: 1 query after 2,000 cached keys does 2,000 pairs a head, as a causal
 // sequence of L = sqrt(1 + 2 x 2,000) = 63.2 queries does (L^2 / 2), so it runs at that length's rate,
 // not at a length of 1 (the bottom of the curve). A hand-made curve of batch_heads 16 makes the reading
 // exact: 256 sequences x 128 heads read it at 63.25 x sqrt(32,768 / 16) = 2,862.4.
 TEST(CostModel, AttentionOverACacheRunsAtTheRateOfItsScorePairs) {
-  auto hw = hw::load_profile("h100");
-  hw.efficiency.attention_fwd.x = {512, 8192};
-  hw.efficiency.attention_fwd.value = {0.1, 0.5};
-  hw.efficiency.attention_fwd.batch_heads = 16;
-  models::KernelCost cost;
-  cost.name = "attn_core.flash_fwd";
-  cost.kind = models::KernelClass::ATTENTION;
-  cost.attn_head_dim = 576;
+  auto hw = hand_curve_profile();
+  models::KernelCost cost = fused_attention_kernel(576);
   cost.attn_seq = 1;
   cost.attn_prefix = 2000;
   cost.attn_batch_heads = 256 * 128;
@@ -140,15 +154,9 @@ TEST(CostModel, AttentionOverACacheRunsAtTheRateOfItsScorePairs) {
 // Its rows hold 7,864,320 / 8,192 = 960 keys, the causal rows measured there 3,966 / 2 = 1,983: with a row
 // overhead of 256 keys the window runs at (1 + 256 / 1,983) / (1 + 256 / 960) = 0.8914 of that.
 TEST(CostModel, WindowedAttentionPaysTheOverheadOfItsShorterRows) {
-  auto hw = hw::load_profile("h100");
-  hw.efficiency.attention_fwd.x = {512, 8192};
-  hw.efficiency.attention_fwd.value = {0.1, 0.5};
-  hw.efficiency.attention_fwd.batch_heads = 16;
+  auto hw = hand_curve_profile();
   hw.efficiency.attention_rows = {256, "test"};
-  models::KernelCost cost;
-  cost.name = "attn_core.flash_fwd";
-  cost.kind = models::KernelClass::ATTENTION;
-  cost.attn_head_dim = 128;
+  models::KernelCost cost = fused_attention_kernel(128);
   cost.attn_seq = 8192;
   cost.attn_batch_heads = 16;
   cost.attn_score_pairs = 7'864'320;
